@@ -1,0 +1,37 @@
+# footnote: two commands for a newcomer — `make demo` and `make test`.
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.footnote-installed
+DEMO_HOME ?= .footnote-demo
+DEMO_QUESTION ?= Who invented the Fresnel lens?
+
+.PHONY: install demo test lint typecheck unit integration clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml scripts/install.sh
+	bash scripts/install.sh
+	touch $(STAMP)
+
+demo: install
+	FOOTNOTE_HOME=$(DEMO_HOME) $(BIN)/footnote ingest examples/sample
+	FOOTNOTE_HOME=$(DEMO_HOME) $(BIN)/footnote ask "$(DEMO_QUESTION)"
+
+lint: install
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/ruff format --check src tests scripts
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/python -m pytest tests/unit
+
+integration: install
+	$(BIN)/python -m pytest tests/integration
+
+test: lint typecheck
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(DEMO_HOME) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Answers: source budgeting, prompts, streaming, and citation checking."""

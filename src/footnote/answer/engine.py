@@ -1,0 +1,173 @@
+"""Answering: retrieve, prompt, stream, and check every sentence against the sources.
+
+Sentences are checked as soon as they are complete, so a client sees each one
+with its verified footnotes while the rest of the answer is still generating.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from footnote.answer.citations import AnswerSentence, Citation, CitationChecker, render_markdown
+from footnote.answer.prompt import NO_ANSWER, build_messages, select_sources
+from footnote.answer.sentences import SentenceAssembler
+from footnote.errors import QueryError
+from footnote.models.base import Embedder, GenerationParams, Generator
+from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
+
+MAX_QUESTION_CHARS = 4000
+
+
+@dataclass
+class Answer:
+    question: str
+    text: str  # the answer with verified footnotes, as Markdown
+    raw_text: str  # what the model wrote
+    sentences: list[AnswerSentence]
+    sources: list[SearchHit]
+    model: str
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def citations(self) -> list[Citation]:
+        return [citation for sentence in self.sentences for citation in sentence.citations]
+
+    @property
+    def abstained(self) -> bool:
+        return not self.citations
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "answer": self.text,
+            "raw_answer": self.raw_text,
+            "model": self.model,
+            "abstained": self.abstained,
+            "sentences": [
+                {
+                    "text": s.text,
+                    "supported": s.supported,
+                    "flagged": s.flagged,
+                    "is_claim": s.is_claim,
+                    "score": round(s.score, 4),
+                    "model_markers": s.model_markers,
+                    "corrected": s.corrected,
+                    "citations": [c.number for c in s.citations],
+                }
+                for s in self.sentences
+            ],
+            "citations": [asdict(c) for c in self.citations],
+            "sources": [source_dict(number, hit) for number, hit in enumerate(self.sources, start=1)],
+            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+        }
+
+
+def source_dict(number: int, hit: SearchHit) -> dict[str, Any]:
+    data = asdict(hit)
+    data["number"] = number
+    data["heading_path"] = list(hit.heading_path)
+    return data
+
+
+@dataclass(frozen=True)
+class SourcesEvent:
+    sources: list[SearchHit]
+
+
+@dataclass(frozen=True)
+class TokenEvent:
+    text: str
+
+
+@dataclass(frozen=True)
+class SentenceEvent:
+    index: int
+    sentence: AnswerSentence
+
+
+@dataclass(frozen=True)
+class DoneEvent:
+    answer: Answer
+
+
+AnswerEvent = SourcesEvent | TokenEvent | SentenceEvent | DoneEvent
+
+
+class AnswerEngine:
+    def __init__(
+        self,
+        retriever: HybridRetriever,
+        generator: Generator,
+        embedder: Embedder | None,
+        retrieval: RetrievalParams | None = None,
+        generation: GenerationParams | None = None,
+    ) -> None:
+        self.retriever = retriever
+        self.generator = generator
+        self.embedder = embedder
+        self.retrieval = retrieval or RetrievalParams()
+        self.generation = generation or GenerationParams()
+
+    def source_budget(self) -> int:
+        """Tokens left for sources once the answer and the prompt's own text are reserved."""
+        return self.generator.context_length - self.generation.max_tokens - 256
+
+    def stream(self, question: str) -> Iterator[AnswerEvent]:
+        question = question.strip()
+        if not question:
+            raise QueryError("the question is empty; ask something about your documents")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise QueryError(
+                f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}"
+            )
+        started = time.perf_counter()
+        hits = self.retriever.search(question, self.retrieval)
+        sources = select_sources(hits, self.generator.count_tokens, self.source_budget()) if hits else []
+        timings = {"retrieval": _ms_since(started)}
+        yield SourcesEvent(sources)
+        if not sources:
+            yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings))
+            return
+        checker = CitationChecker(sources, self.embedder)
+        assembler = SentenceAssembler()
+        sentences: list[AnswerSentence] = []
+        pieces: list[str] = []
+        messages = build_messages(question, sources)
+        for piece in self.generator.stream(messages, self.generation):
+            if not pieces:
+                timings["first_token"] = _ms_since(started)
+            pieces.append(piece)
+            yield TokenEvent(piece)
+            for text in assembler.feed(piece):
+                sentences.append(checker.check(text))
+                yield SentenceEvent(len(sentences) - 1, sentences[-1])
+        for text in assembler.finish():
+            sentences.append(checker.check(text))
+            yield SentenceEvent(len(sentences) - 1, sentences[-1])
+        timings["total"] = _ms_since(started)
+        yield DoneEvent(self._answer(question, "".join(pieces), sentences, sources, timings))
+
+    def ask(self, question: str) -> Answer:
+        for event in self.stream(question):
+            if isinstance(event, DoneEvent):
+                return event.answer
+        raise AssertionError("the answer stream ended without a DoneEvent")
+
+    def _answer(
+        self,
+        question: str,
+        raw: str,
+        sentences: list[AnswerSentence],
+        sources: list[SearchHit],
+        timings: dict[str, float],
+    ) -> Answer:
+        text = render_markdown(sentences) if sentences else raw
+        return Answer(question, text, raw, sentences, sources, self.generator.name, timings)
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000

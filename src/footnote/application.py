@@ -1,0 +1,135 @@
+"""The application object: settings, stores and models wired together once.
+
+`create_app(settings)` builds everything lazily, so a command that only lists
+documents never loads a model, and tests build isolated apps on a temporary
+`FOOTNOTE_HOME`. Models can be passed in (test doubles are real subclasses of
+the protocols); otherwise they are resolved from the registry and hash-checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent
+from footnote.config import Settings
+from footnote.errors import NotFoundError
+from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
+from footnote.models.base import Embedder, GenerationParams, Generator
+from footnote.models.registry import resolve_embedder, resolve_llm
+from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
+from footnote.store.catalog import Catalog, DocumentRecord
+from footnote.store.vectors import ChromaVectorIndex, VectorIndex
+
+
+class Application:
+    def __init__(
+        self, settings: Settings, embedder: Embedder | None = None, generator: Generator | None = None
+    ) -> None:
+        self.settings = settings
+        settings.ensure_home()
+        self.catalog = Catalog(settings.catalog_path)
+        self._embedder = embedder
+        self._generator = generator
+        self._vectors: VectorIndex | None = None
+
+    # --- lazily built parts ----------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from footnote.models.embedders import SentenceTransformerEmbedder
+
+            location = resolve_embedder(self.settings.embedder)
+            self._embedder = SentenceTransformerEmbedder(
+                location, display_name=self.settings.embedder, batch_size=self.settings.embed_batch_size
+            )
+        return self._embedder
+
+    @property
+    def generator(self) -> Generator:
+        if self._generator is None:
+            from footnote.models.llama import LlamaCppGenerator
+
+            self._generator = LlamaCppGenerator(
+                resolve_llm(self.settings.llm),
+                display_name=self.settings.llm,
+                context_length=self.settings.context_tokens,
+                threads=self.settings.threads,
+            )
+        return self._generator
+
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            self._vectors = ChromaVectorIndex(
+                self.settings.vector_path, self.embedder.name, self.embedder.dimension
+            )
+        return self._vectors
+
+    def retriever(self) -> HybridRetriever:
+        return HybridRetriever(self.catalog, self.vectors, self.embedder)
+
+    def answer_engine(self) -> AnswerEngine:
+        s = self.settings
+        return AnswerEngine(
+            self.retriever(),
+            self.generator,
+            self.embedder,
+            retrieval=self.retrieval_params(s.top_k),
+            generation=GenerationParams(max_tokens=s.answer_tokens, temperature=s.temperature, seed=s.seed),
+        )
+
+    def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:
+        s = self.settings
+        return RetrievalParams(limit, s.keyword_candidates, s.dense_candidates, s.rrf_k, mode)
+
+    # --- what the edges call ---------------------------------------------------------------
+
+    def ingest(self, paths: Iterable[Path], progress: ProgressCallback | None = None) -> IngestReport:
+        s = self.settings
+        ingestor = Ingestor(
+            self.catalog, self.vectors, self.embedder, s.chunk_tokens, s.chunk_overlap, s.embed_batch_size
+        )
+        return ingestor.ingest(paths, progress)
+
+    def search(self, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:
+        return self.retriever().search(query, self.retrieval_params(limit, mode))
+
+    def ask_stream(self, question: str) -> Iterator[AnswerEvent]:
+        return self.answer_engine().stream(question)
+
+    def ask(self, question: str) -> Answer:
+        return self.answer_engine().ask(question)
+
+    def documents(self) -> list[DocumentRecord]:
+        return self.catalog.list_documents()
+
+    def find_document(self, path_or_id: str) -> DocumentRecord:
+        record = None
+        if path_or_id.isdigit():
+            record = self.catalog.document(int(path_or_id))
+        if record is None:
+            record = self.catalog.document_by_path(str(Path(path_or_id).expanduser().resolve()))
+        if record is None:
+            raise NotFoundError(f"no document '{path_or_id}'; `footnote docs list` shows ids and paths")
+        return record
+
+    def delete_document(self, path_or_id: str) -> DocumentRecord:
+        record = self.find_document(path_or_id)
+        self.catalog.delete_document(record.id)
+        tombstones = self.catalog.tombstones()
+        index = self._vectors or ChromaVectorIndex(self.settings.vector_path, None, None)
+        index.delete(tombstones)
+        self.catalog.clear_tombstones(tombstones)
+        return record
+
+    def close(self) -> None:
+        self.catalog.close()
+
+
+def create_app(
+    settings: Settings | None = None, embedder: Embedder | None = None, generator: Generator | None = None
+) -> Application:
+    return Application(settings or Settings(), embedder=embedder, generator=generator)

@@ -1,0 +1,1 @@
+"""The command-line interface (thin: parse, call the core, print)."""

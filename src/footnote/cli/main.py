@@ -1,0 +1,194 @@
+"""The `footnote` command: parse, call the core, print. Nothing else lives here."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+
+from footnote import __version__
+from footnote.application import Application, create_app
+from footnote.cli import output
+from footnote.config import Settings
+from footnote.errors import FootnoteError
+
+app = typer.Typer(
+    help="footnote: answers from your documents, every claim footnoted and checked.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+docs_app = typer.Typer(help="List and remove ingested documents.", no_args_is_help=True)
+models_app = typer.Typer(help="List and verify models.", no_args_is_help=True)
+app.add_typer(docs_app, name="docs")
+app.add_typer(models_app, name="models")
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+@app.callback()
+def main(
+    home: Annotated[
+        Path | None,
+        typer.Option("--home", help="Data directory (default: $FOOTNOTE_HOME or the user data dir)."),
+    ] = None,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        output.console.print(f"footnote {__version__}")
+        raise typer.Exit()
+    if home is not None:
+        os.environ["FOOTNOTE_HOME"] = str(home)
+
+
+def open_app() -> Application:
+    return create_app(Settings())
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to ingest (folders recursively).")],
+    json_output: JsonOption = False,
+) -> None:
+    """Add documents to the index; unchanged files are skipped."""
+    from footnote.cli.progress import IngestProgress
+
+    footnote = open_app()
+    with IngestProgress(enabled=not json_output) as progress:
+        report = footnote.ingest(paths, progress.update)
+    if json_output:
+        output.print_json({"summary": report.summary(), "files": [asdict(f) for f in report.files]})
+    else:
+        output.print_ingest_report(report)
+    if report.failed:
+        raise typer.Exit(code=1 if report.count("failed") < len(report.files) else 2)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question to answer from your documents.")],
+    json_output: JsonOption = False,
+) -> None:
+    """Answer a question with footnotes checked against the sources."""
+    from footnote.answer.engine import DoneEvent, SentenceEvent
+
+    footnote = open_app()
+    answer = None
+    for event in footnote.ask_stream(question):
+        if isinstance(event, SentenceEvent) and not json_output:
+            output.print_sentence(event.sentence, first=event.index == 0)
+        elif isinstance(event, DoneEvent):
+            answer = event.answer
+    assert answer is not None
+    if json_output:
+        output.print_json(answer.to_dict())
+        return
+    if not answer.sentences:
+        output.console.print(answer.text, end="")
+    output.console.print()
+    output.print_sources(answer)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="Keywords or a question.")],
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="Results to show.")] = 10,
+    mode: Annotated[str, typer.Option(help="hybrid, keyword or dense.")] = "hybrid",
+    json_output: JsonOption = False,
+) -> None:
+    """Find passages by keyword and meaning (fused)."""
+    if mode not in ("hybrid", "keyword", "dense"):
+        raise FootnoteError(f"unknown --mode '{mode}'; use hybrid, keyword or dense")
+    hits = open_app().search(query, limit=limit, mode=mode)
+    if json_output:
+        output.print_json([{**asdict(hit), "heading_path": list(hit.heading_path)} for hit in hits])
+    else:
+        output.print_hits(hits)
+
+
+@docs_app.command("list")
+def docs_list(json_output: JsonOption = False) -> None:
+    """Show ingested documents."""
+    documents = open_app().documents()
+    if json_output:
+        output.print_json([asdict(doc) for doc in documents])
+    else:
+        output.print_documents(documents)
+
+
+@docs_app.command("rm")
+def docs_rm(
+    documents: Annotated[list[str], typer.Argument(help="Document ids or paths.")],
+    json_output: JsonOption = False,
+) -> None:
+    """Remove documents, their chunks and their vectors."""
+    footnote = open_app()
+    removed = [asdict(footnote.delete_document(doc)) for doc in documents]
+    if json_output:
+        output.print_json(removed)
+    else:
+        for doc in removed:
+            output.console.print(f"removed {doc['path']} ({doc['chunk_count']} chunks)")
+
+
+@models_app.command("list")
+def models_list(json_output: JsonOption = False) -> None:
+    """Show registered models and whether their packages are installed."""
+    from footnote.models.registry import list_models
+
+    models = list_models()
+    rows: list[dict[str, Any]] = [{**asdict(m), "location": str(m.location or "")} for m in models]
+    if json_output:
+        output.print_json(rows)
+        return
+    settings = Settings()
+    for row in rows:
+        default = " (in use)" if row["name"] in (settings.llm, settings.embedder) else ""
+        state = "installed" if row["installed"] else "[red]not installed[/]"
+        output.console.print(f"[bold]{row['name']}[/]{default} {row['kind']}: {row['description']} — {state}")
+
+
+@models_app.command("verify")
+def models_verify(
+    names: Annotated[list[str] | None, typer.Argument(help="Models to check (default: all).")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Check every model file against its pinned SHA-256."""
+    from footnote.models.registry import REGISTRY, verify_model
+
+    results = []
+    for name in names or list(REGISTRY):
+        try:
+            results.append({"name": name, "ok": True, "location": str(verify_model(name)), "error": None})
+        except FootnoteError as exc:
+            results.append({"name": name, "ok": False, "location": None, "error": str(exc)})
+    if json_output:
+        output.print_json(results)
+    for result in results:
+        if not json_output:
+            mark = "[green]ok[/]" if result["ok"] else f"[red]FAILED[/] {result['error']}"
+            output.console.print(f"{result['name']}: {mark}")
+    if not all(r["ok"] for r in results):
+        raise typer.Exit(code=1)
+
+
+def run() -> None:
+    """Entry point: known errors become one clear line and exit code 2."""
+    try:
+        app()
+    except FootnoteError as exc:
+        output.print_error(str(exc))
+        raise SystemExit(2) from None
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"FOOTNOTE_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors()
+        )
+        output.print_error(f"invalid settings: {problems}")
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    run()

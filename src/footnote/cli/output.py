@@ -1,0 +1,94 @@
+"""How results look in a terminal, and as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from footnote.answer.citations import AnswerSentence
+from footnote.answer.engine import Answer
+from footnote.ingest.pipeline import IngestReport
+from footnote.retrieval.hits import SearchHit
+from footnote.store.catalog import DocumentRecord
+
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+def print_error(message: str) -> None:
+    errors.print(f"[bold red]error:[/] {escape(message)}")
+
+
+def print_sentence(sentence: AnswerSentence, first: bool) -> None:
+    """One checked sentence, with its footnotes or a mark that no source supports it."""
+    text = escape(sentence.text)
+    if sentence.citations:
+        markers = "".join(f"[{c.number}]" for c in sentence.citations)
+        text += f" [bold cyan]{escape(markers)}[/]"
+    elif sentence.flagged:
+        text = f"[yellow]{text} [dim](unsupported)[/][/]"
+    console.print(("" if first else " ") + text, end="")
+
+
+def print_sources(answer: Answer) -> None:
+    """The numbered sources, with the quote each footnote points at."""
+    cited = {c.number: c for c in answer.citations}
+    if not answer.sources:
+        return
+    console.print("\n[bold]Sources[/]")
+    for number, hit in enumerate(answer.sources, start=1):
+        citation = cited.get(number)
+        marker = "[bold cyan]" if citation else "[dim]"
+        console.print(f"{marker}[{number}][/] {escape(hit.location)}")
+        if citation is not None:
+            page = f" (p. {citation.page})" if citation.page is not None else ""
+            console.print(
+                f'    [green]"{escape(citation.quote)}"[/]{page} '
+                f"[dim]chars {citation.start}-{citation.end}[/]"
+            )
+    flagged = sum(1 for s in answer.sentences if s.flagged)
+    if flagged:
+        console.print(f"[yellow]{flagged} sentence(s) have no supporting passage in the sources.[/]")
+
+
+def print_hits(hits: list[SearchHit]) -> None:
+    if not hits:
+        console.print("[dim]no results[/]")
+    for rank, hit in enumerate(hits, start=1):
+        console.print(f"[bold]{rank}.[/] {escape(hit.title)} [dim]{escape(hit.location)}[/]")
+        snippet = " ".join(hit.text.split())
+        console.print(f"   {escape(snippet[:240])}{'…' if len(snippet) > 240 else ''}")
+        found_by = []
+        if hit.keyword_rank is not None:
+            found_by.append(f"keyword #{hit.keyword_rank}")
+        if hit.dense_rank is not None:
+            found_by.append(f"dense #{hit.dense_rank}")
+        console.print(f"   [dim]score {hit.score:.4f} ({', '.join(found_by)})[/]")
+
+
+def print_ingest_report(report: IngestReport) -> None:
+    for outcome in report.failed:
+        print_error(f"{outcome.path}: {outcome.error}")
+    s = report.summary()
+    console.print(
+        f"[bold]{s['new']}[/] new, [bold]{s['changed']}[/] changed, {s['unchanged']} unchanged, "
+        f"[{'red' if s['failed'] else 'dim'}]{s['failed']} failed[/]; "
+        f"{s['chunks_embedded']} chunks embedded in {s['seconds']:.1f} s"
+    )
+
+
+def print_documents(documents: list[DocumentRecord]) -> None:
+    table = Table("id", "title", "format", "chunks", "path")
+    for doc in documents:
+        table.add_row(str(doc.id), escape(doc.title), doc.format, str(doc.chunk_count), escape(doc.path))
+    console.print(table)

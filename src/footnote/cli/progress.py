@@ -1,0 +1,39 @@
+"""A live progress display for ingest: files, then chunks embedded."""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from footnote.cli.output import errors
+from footnote.ingest.pipeline import Progress as PipelineProgress
+
+
+class IngestProgress:
+    def __init__(self, enabled: bool = True) -> None:
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=errors,
+            disable=not enabled,
+            transient=False,
+        )
+        self._tasks: dict[str, TaskID] = {}
+
+    def __enter__(self) -> IngestProgress:
+        self._bar.__enter__()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._bar.__exit__(kind, value, trace)
+
+    def update(self, event: PipelineProgress) -> None:
+        label = "parsing files" if event.stage == "file" else "embedding chunks"
+        if event.stage not in self._tasks:
+            self._tasks[event.stage] = self._bar.add_task(label, total=event.total)
+        self._bar.update(self._tasks[event.stage], completed=event.done, total=event.total)

@@ -1,0 +1,108 @@
+"""Settings: environment variables `FOOTNOTE_*`, an optional TOML file, then defaults.
+
+Precedence, highest first: keyword arguments, environment, the TOML file named by
+`FOOTNOTE_CONFIG` (or `footnote.toml` inside the data directory), defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+def default_home() -> Path:
+    """Where footnote keeps its data unless `FOOTNOTE_HOME` says otherwise."""
+    return Path(platformdirs.user_data_dir("footnote", appauthor=False))
+
+
+def _config_file() -> Path:
+    explicit = os.environ.get("FOOTNOTE_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    home = os.environ.get("FOOTNOTE_HOME")
+    return (Path(home).expanduser() if home else default_home()) / "footnote.toml"
+
+
+class Settings(BaseSettings):
+    """Every knob footnote has. Bad values fail at start-up, not mid-answer."""
+
+    model_config = SettingsConfigDict(env_prefix="FOOTNOTE_", extra="forbid", validate_default=True)
+
+    home: Path = Field(default_factory=default_home, description="data directory")
+    llm: str = Field("smollm2-135m", description="registered LLM name or a path to a GGUF file")
+    embedder: str = Field(
+        "minilm-l6", description="registered embedder name, a sentence-transformers path, or a model id"
+    )
+    chunk_tokens: int = Field(200, ge=16, le=8192, description="largest chunk, in embedder tokens")
+    chunk_overlap: int = Field(40, ge=0, description="tokens repeated between pieces of a split block")
+    keyword_candidates: int = Field(50, ge=1, le=1000, description="depth of the keyword list before fusion")
+    dense_candidates: int = Field(50, ge=1, le=1000, description="depth of the dense list before fusion")
+    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
+    top_k: int = Field(5, ge=1, le=100, description="sources offered to the model")
+    context_tokens: int = Field(2048, ge=512, description="LLM context window")
+    answer_tokens: int = Field(256, ge=16, description="most tokens an answer may use")
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    seed: int = 0
+    threads: int = Field(0, ge=0, description="LLM threads; 0 picks the number of cores")
+    embed_batch_size: int = Field(32, ge=1, le=1024)
+
+    @field_validator("home", mode="after")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @model_validator(mode="after")
+    def _overlap_below_chunk(self) -> Settings:
+        if self.chunk_overlap >= self.chunk_tokens:
+            raise ValueError(
+                f"chunk_overlap ({self.chunk_overlap}) must be smaller than "
+                f"chunk_tokens ({self.chunk_tokens})"
+            )
+        if self.answer_tokens >= self.context_tokens // 2:
+            raise ValueError(
+                f"answer_tokens ({self.answer_tokens}) must leave room for sources: "
+                f"keep it under half of context_tokens ({self.context_tokens})"
+            )
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=_config_file())
+        return (init_settings, env_settings, toml)
+
+    # Paths derived from `home`, in one place so every part agrees on the layout.
+    @property
+    def catalog_path(self) -> Path:
+        return self.home / "catalog.sqlite3"
+
+    @property
+    def vector_path(self) -> Path:
+        return self.home / "vectors"
+
+    @property
+    def model_cache(self) -> Path:
+        return self.home / "models"
+
+    def ensure_home(self) -> Path:
+        self.home.mkdir(parents=True, exist_ok=True)
+        return self.home
+
+    def public_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")

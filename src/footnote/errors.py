@@ -1,0 +1,57 @@
+"""Errors that say what went wrong and how to fix it.
+
+Every message names the thing at fault (a file, a field, a model) and the fix.
+Edges (CLI, HTTP) translate these into one clear line or an error object;
+anything that is not a FootnoteError is a bug and is allowed to propagate.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class FootnoteError(Exception):
+    """Base class of every error footnote raises on purpose."""
+
+
+class ConfigError(FootnoteError):
+    """A setting is missing or has a value footnote cannot use."""
+
+
+class ModelError(FootnoteError):
+    """A model cannot be found or loaded."""
+
+
+class ModelIntegrityError(ModelError):
+    """A model file does not match its pinned SHA-256; it is never loaded."""
+
+    def __init__(self, path: Path, expected: str, actual: str, fix: str) -> None:
+        self.path = path
+        self.expected = expected
+        self.actual = actual
+        super().__init__(f"model file sha256 mismatch for {path}: expected {expected}, got {actual}; {fix}")
+
+
+class LoaderError(FootnoteError):
+    """A file could not be turned into a document."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
+class UnsupportedFormatError(LoaderError):
+    """No loader handles this kind of file."""
+
+
+class StoreError(FootnoteError):
+    """The catalog or the vector index refused an operation."""
+
+
+class NotFoundError(FootnoteError):
+    """A document, model or other named thing does not exist."""
+
+
+class QueryError(FootnoteError):
+    """A question or search query cannot be answered as given."""

@@ -1,0 +1,1 @@
+"""Retrieval, answer and perplexity evaluations."""

@@ -1,0 +1,1 @@
+"""Ingest: loaders per format, structure-aware chunking, and the incremental pipeline."""

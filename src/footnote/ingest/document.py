@@ -1,0 +1,61 @@
+"""What loaders produce and the chunker consumes.
+
+A `Document` holds the text footnote cites from (`text`) and the structure found
+in it as `Block`s. Every block's `start`/`end` is a character span into
+`Document.text`, so `document.text[block.start:block.end] == block.text` always
+holds; chunks keep the same property, which is what makes a footnote checkable.
+For plain text and Markdown, `text` is the decoded file itself; for HTML and PDF
+it is the extracted text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of text with one structural role: a paragraph, heading, list, table or code."""
+
+    text: str
+    start: int
+    end: int
+    kind: str = "paragraph"  # paragraph | heading | code | table | list
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None  # 1-based page number where the format has pages
+
+
+@dataclass
+class Document:
+    """One source file turned into citable text plus structure."""
+
+    path: str
+    format: str  # markdown | text | html | pdf
+    title: str
+    text: str
+    blocks: list[Block] = field(default_factory=list)
+    url: str | None = None  # canonical URL when the source names one
+
+    def check_spans(self) -> None:
+        """Raise AssertionError if any block's span does not reproduce its text."""
+        for block in self.blocks:
+            if self.text[block.start : block.end] != block.text:
+                raise AssertionError(f"block span {block.start}:{block.end} does not match its text")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A token-bounded piece of a document: the unit that is indexed and cited."""
+
+    ordinal: int
+    text: str
+    start: int
+    end: int
+    heading_path: tuple[str, ...] = ()
+    page: int | None = None
+    token_count: int = 0
+
+    def embedding_text(self, title: str) -> str:
+        """The text given to the embedder: title and heading path give a chunk its context."""
+        context = " > ".join(part for part in (title, *self.heading_path) if part)
+        return f"{context}\n{self.text}" if context else self.text

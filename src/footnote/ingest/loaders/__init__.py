@@ -1,0 +1,74 @@
+"""Turn files into `Document`s: one `Loader` per file format, chosen by suffix.
+
+`load_document(path)` is the entry point. Each loader declares the suffixes it
+handles; the registry below maps lower-cased suffixes to loader instances.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar
+
+from footnote.errors import UnsupportedFormatError
+from footnote.ingest.document import Document
+
+
+class Loader(ABC):
+    """Reads one kind of file into a `Document` whose block spans match its text."""
+
+    suffixes: ClassVar[tuple[str, ...]] = ()
+    format: ClassVar[str] = ""
+
+    @abstractmethod
+    def load(self, path: Path) -> Document:
+        """Read `path`; raise `LoaderError` with a fix when the file cannot be used."""
+
+
+_LOADERS: dict[str, Loader] = {}
+
+
+def register_loader(loader: Loader) -> None:
+    """Make `loader` handle its suffixes, replacing any loader registered for them before."""
+    for suffix in loader.suffixes:
+        _LOADERS[suffix.lower()] = loader
+
+
+def loader_for(path: Path) -> Loader:
+    """The loader for `path`'s suffix, or `UnsupportedFormatError` naming the supported ones."""
+    suffix = path.suffix.lower()
+    loader = _LOADERS.get(suffix)
+    if loader is None:
+        supported = ", ".join(_LOADERS)
+        what = f"file type '{suffix}'" if suffix else "file without an extension"
+        raise UnsupportedFormatError(path, f"unsupported {what}; supported: {supported}")
+    return loader
+
+
+def load_document(path: Path) -> Document:
+    """Load any supported file into a `Document`."""
+    return loader_for(path).load(path)
+
+
+# The format modules subclass `Loader`, so they can only be imported once it exists.
+from footnote.ingest.loaders.html import HtmlLoader  # noqa: E402
+from footnote.ingest.loaders.markdown import MarkdownLoader  # noqa: E402
+from footnote.ingest.loaders.pdf import PdfLoader  # noqa: E402
+from footnote.ingest.loaders.text import TextLoader  # noqa: E402
+
+for _loader in (MarkdownLoader(), TextLoader(), HtmlLoader(), PdfLoader()):
+    register_loader(_loader)
+
+SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(_LOADERS)
+
+__all__ = [
+    "SUPPORTED_SUFFIXES",
+    "HtmlLoader",
+    "Loader",
+    "MarkdownLoader",
+    "PdfLoader",
+    "TextLoader",
+    "load_document",
+    "loader_for",
+    "register_loader",
+]

@@ -1,0 +1,136 @@
+"""Plain text files, plus the decoding and span helpers the other loaders share."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+
+from charset_normalizer import from_bytes
+
+from footnote.errors import LoaderError
+from footnote.ingest.document import Block, Document
+from footnote.ingest.loaders import Loader
+
+EMPTY_PROBLEM = "file is empty; nothing to index"
+BINARY_PROBLEM = "looks like a binary file, not text; remove it or convert it to text first"
+TITLE_MAX_CHARS = 120
+
+_SNIFF_BYTES = 8192
+# Share of control characters above which decoded "text" is really binary data.
+_MAX_CONTROL_SHARE = 0.3
+_CP1252_CHAOS_TOLERANCE = 0.1
+_TEXT_CONTROLS = frozenset("\t\n\r\f\v")
+_NON_BLANK_LINES = re.compile(r"(?:^[ \t]*\S.*(?:\n|\Z))+", re.MULTILINE)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, with unreadable files reported as a `LoaderError`."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise LoaderError(
+            path, f"cannot read file ({exc.strerror or exc}); check it exists and is readable"
+        ) from exc
+
+
+def decode_text(data: bytes) -> str:
+    """Decode bytes of unknown encoding without ever failing; newlines become LF."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = _decode_legacy(data)
+    return normalize_newlines(text.removeprefix("\ufeff"))
+
+
+def _decode_legacy(data: bytes) -> str:
+    matches = from_bytes(data)
+    best = matches.best()
+    if best is None:
+        return data.decode("latin-1")  # maps every byte, so it cannot fail
+    # On short Western text charset-normalizer often ranks Baltic or Central European code
+    # pages first, though Windows-1252 is by far the most common legacy encoding of text.
+    for match in matches:
+        if "cp1252" in match.could_be_from_charset and match.chaos <= best.chaos + _CP1252_CHAOS_TOLERANCE:
+            try:
+                return data.decode("cp1252")
+            except UnicodeDecodeError:
+                break
+    return str(best)
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_text_file(path: Path) -> str:
+    """Read a text file, refusing empty and binary files with a message that says what to do."""
+    data = read_bytes(path)
+    if not data.strip():
+        raise LoaderError(path, EMPTY_PROBLEM)
+    # UTF-16 legitimately contains NUL bytes; its BOM tells it apart from binary data.
+    has_utf16_bom = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+    if not has_utf16_bom and b"\x00" in data[:_SNIFF_BYTES]:
+        raise LoaderError(path, BINARY_PROBLEM)
+    text = decode_text(data)
+    if not text.strip():
+        raise LoaderError(path, EMPTY_PROBLEM)
+    if _control_share(text[:_SNIFF_BYTES]) > _MAX_CONTROL_SHARE:
+        raise LoaderError(path, BINARY_PROBLEM)
+    return text
+
+
+def _control_share(sample: str) -> float:
+    controls = sum(1 for char in sample if char not in _TEXT_CONTROLS and unicodedata.category(char) == "Cc")
+    return controls / max(len(sample), 1)
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Narrow `start:end` so the slice has no leading or trailing whitespace."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int]]:
+    """Spans of the runs of non-blank lines in `text[start:end]`, each trimmed of whitespace."""
+    for match in _NON_BLANK_LINES.finditer(text, start, len(text) if end is None else end):
+        span = trim_span(text, match.start(), match.end())
+        if span[0] < span[1]:
+            yield span
+
+
+def short_title(line: str) -> str:
+    """A one-line title of at most `TITLE_MAX_CHARS` characters."""
+    return " ".join(line.split())[:TITLE_MAX_CHARS].rstrip()
+
+
+def first_line_title(text: str, fallback: str) -> str:
+    for line in text.split("\n"):
+        if line.strip():
+            return short_title(line)
+    return fallback
+
+
+class TextLoader(Loader):
+    """Plain text: paragraphs are runs of lines separated by blank lines."""
+
+    suffixes = (".txt", ".text")
+    format = "text"
+
+    def load(self, path: Path) -> Document:
+        text = read_text_file(path)
+        blocks = [Block(text=text[start:end], start=start, end=end) for start, end in paragraph_spans(text)]
+        return Document(
+            path=str(path),
+            format=self.format,
+            title=first_line_title(text, path.stem),
+            text=text,
+            blocks=blocks,
+        )

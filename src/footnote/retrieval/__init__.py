@@ -1,0 +1,1 @@
+"""Retrieval: keyword and dense search fused by reciprocal rank."""

@@ -1,0 +1,24 @@
+"""Reciprocal rank fusion (Cormack, Clarke and Büttcher, 2009)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[int]], k: int = 60, weights: Sequence[float] | None = None
+) -> list[tuple[int, float]]:
+    """Fuse ranked id lists: score(d) = sum_i w_i / (k + rank_i(d)), ranks 1-based.
+
+    Ties are broken by the best single rank, then by id, so results are deterministic.
+    """
+    weights = weights or [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise ValueError("one weight per ranking is needed")
+    scores: dict[int, float] = {}
+    best_rank: dict[int, int] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+            best_rank[item] = min(best_rank.get(item, rank), rank)
+    return sorted(scores.items(), key=lambda pair: (-pair[1], best_rank[pair[0]], pair[0]))

@@ -1,0 +1,82 @@
+"""Hybrid retrieval: FTS5 keyword search and dense search, fused by RRF."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from footnote.errors import QueryError
+from footnote.models.base import Embedder
+from footnote.retrieval.fusion import reciprocal_rank_fusion
+from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.keyword import fts_query
+from footnote.store.catalog import Catalog
+from footnote.store.vectors import VectorIndex
+
+MAX_QUERY_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class RetrievalParams:
+    limit: int = 5
+    keyword_candidates: int = 50
+    dense_candidates: int = 50
+    rrf_k: int = 60
+    mode: str = "hybrid"  # hybrid | keyword | dense
+
+
+class HybridRetriever:
+    def __init__(self, catalog: Catalog, vectors: VectorIndex, embedder: Embedder) -> None:
+        self.catalog = catalog
+        self.vectors = vectors
+        self.embedder = embedder
+
+    def search(self, query: str, params: RetrievalParams | None = None) -> list[SearchHit]:
+        params = params or RetrievalParams()
+        query = query.strip()
+        if not query:
+            raise QueryError("the query is empty; type a question or some keywords")
+        query = query[:MAX_QUERY_CHARS]
+        keyword: list[tuple[int, float]] = []
+        dense: list[tuple[int, float]] = []
+        if params.mode in ("hybrid", "keyword"):
+            keyword = self.catalog.keyword_search(fts_query(query), params.keyword_candidates)
+        if params.mode in ("hybrid", "dense"):
+            dense = self.vectors.query(self.embedder.embed(query), params.dense_candidates)
+        fused = reciprocal_rank_fusion([[i for i, _ in keyword], [i for i, _ in dense]], k=params.rrf_k)[
+            : params.limit
+        ]
+        return self._hits(fused, keyword, dense)
+
+    def _hits(
+        self, fused: list[tuple[int, float]], keyword: list[tuple[int, float]], dense: list[tuple[int, float]]
+    ) -> list[SearchHit]:
+        records = self.catalog.chunks([chunk_id for chunk_id, _ in fused])
+        keyword_at = {chunk_id: (rank, score) for rank, (chunk_id, score) in enumerate(keyword, start=1)}
+        dense_at = {chunk_id: (rank, score) for rank, (chunk_id, score) in enumerate(dense, start=1)}
+        hits = []
+        for chunk_id, score in fused:
+            record = records.get(chunk_id)
+            if record is None:  # a vector whose chunk is gone: reconciled at the next ingest
+                continue
+            k_rank, k_score = keyword_at.get(chunk_id, (None, None))
+            d_rank, d_score = dense_at.get(chunk_id, (None, None))
+            hits.append(
+                SearchHit(
+                    chunk_id=record.id,
+                    document_id=record.document_id,
+                    path=record.path,
+                    title=record.title,
+                    text=record.text,
+                    start=record.start,
+                    end=record.end,
+                    heading_path=record.heading_path,
+                    page=record.page,
+                    score=score,
+                    keyword_rank=k_rank,
+                    keyword_score=k_score,
+                    dense_rank=d_rank,
+                    dense_score=d_score,
+                    url=record.url,
+                )
+            )
+        return hits

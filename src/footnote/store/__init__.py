@@ -1,0 +1,1 @@
+"""Stores: the SQLite catalog (source of truth, keyword index) and the vector index."""

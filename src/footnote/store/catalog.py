@@ -1,0 +1,259 @@
+"""The catalog: documents, chunks and the keyword index in one SQLite file.
+
+SQLite is the source of truth. Every change to a document and its chunks happens
+in one transaction, so a reader sees the old version or the new one, never a mix.
+The vector index follows the catalog: chunks not yet embedded are `embedded = 0`,
+and ids of deleted chunks wait in `vector_tombstones` until the index drops them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from footnote.errors import StoreError
+from footnote.ingest.document import Chunk, Document
+from footnote.store.migrations import migrate
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    id: int
+    path: str
+    content_hash: str
+    format: str
+    title: str
+    url: str | None
+    size: int
+    mtime: float
+    ingested_at: float
+    chunk_count: int = 0
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    id: int
+    document_id: int
+    ordinal: int
+    text: str
+    start: int
+    end: int
+    page: int | None
+    heading_path: tuple[str, ...]
+    token_count: int
+    path: str
+    title: str
+    url: str | None
+
+    def embedding_text(self) -> str:
+        return Chunk(self.ordinal, self.text, self.start, self.end, self.heading_path).embedding_text(
+            self.title
+        )
+
+
+_DOCUMENT_COLUMNS = "d.id, d.path, d.content_hash, d.format, d.title, d.url, d.size, d.mtime, d.ingested_at"
+_CHUNK_COLUMNS = (
+    "c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.page, c.heading_path, c.token_count, "
+    "d.path, d.title, d.url"
+)
+
+
+def _chunk_record(row: sqlite3.Row) -> ChunkRecord:
+    return ChunkRecord(
+        id=row[0],
+        document_id=row[1],
+        ordinal=row[2],
+        text=row[3],
+        start=row[4],
+        end=row[5],
+        page=row[6],
+        heading_path=tuple(json.loads(row[7])),
+        token_count=row[8],
+        path=row[9],
+        title=row[10],
+        url=row[11],
+    )
+
+
+class Catalog:
+    """Documents and chunks in SQLite (WAL) with an FTS5 keyword index."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        try:
+            self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self.schema_version = migrate(self._db)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"catalog {path} cannot be opened ({exc}); move it aside and ingest again to rebuild it"
+            ) from exc
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # --- documents -------------------------------------------------------------------------
+
+    def document_by_path(self, path: str) -> DocumentRecord | None:
+        rows = self._documents("WHERE d.path = ?", (path,))
+        return rows[0] if rows else None
+
+    def document(self, document_id: int) -> DocumentRecord | None:
+        rows = self._documents("WHERE d.id = ?", (document_id,))
+        return rows[0] if rows else None
+
+    def list_documents(self) -> list[DocumentRecord]:
+        return self._documents("", ())
+
+    def _documents(self, where: str, args: tuple[object, ...]) -> list[DocumentRecord]:
+        query = (
+            f"SELECT {_DOCUMENT_COLUMNS}, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) "
+            f"FROM documents d {where} ORDER BY d.path"
+        )
+        with self._lock:
+            rows = self._db.execute(query, args).fetchall()
+        return [DocumentRecord(*row) for row in rows]
+
+    def document_text(self, document_id: int) -> str:
+        with self._lock:
+            row = self._db.execute("SELECT text FROM documents WHERE id = ?", (document_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no document with id {document_id}")
+        return str(row[0])
+
+    def replace_document(
+        self, document: Document, content_hash: str, size: int, mtime: float, chunks: Sequence[Chunk]
+    ) -> int:
+        """Store `document` and its chunks in place of any earlier version at the same path."""
+        heading = [" > ".join(chunk.heading_path) for chunk in chunks]
+        with self._transaction() as db:
+            old = db.execute("SELECT id FROM documents WHERE path = ?", (document.path,)).fetchone()
+            if old is not None:
+                self._delete_chunks(db, old[0])
+                db.execute("DELETE FROM documents WHERE id = ?", (old[0],))
+            cursor = db.execute(
+                "INSERT INTO documents (path, content_hash, format, title, url, size, mtime, text, "
+                "ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    document.path,
+                    content_hash,
+                    document.format,
+                    document.title,
+                    document.url,
+                    size,
+                    mtime,
+                    document.text,
+                    time.time(),
+                ),
+            )
+            document_id = int(cursor.lastrowid or 0)
+            for chunk, heading_text in zip(chunks, heading, strict=True):
+                cursor = db.execute(
+                    "INSERT INTO chunks (document_id, ordinal, text, start, end, page, heading_path, "
+                    "token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        document_id,
+                        chunk.ordinal,
+                        chunk.text,
+                        chunk.start,
+                        chunk.end,
+                        chunk.page,
+                        json.dumps(list(chunk.heading_path)),
+                        chunk.token_count,
+                    ),
+                )
+                db.execute(
+                    "INSERT INTO chunks_fts (rowid, text, heading, title) VALUES (?, ?, ?, ?)",
+                    (cursor.lastrowid, chunk.text, heading_text, document.title),
+                )
+        return document_id
+
+    def delete_document(self, document_id: int) -> bool:
+        with self._transaction() as db:
+            self._delete_chunks(db, document_id)
+            cursor = db.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+        return cursor.rowcount > 0
+
+    @staticmethod
+    def _delete_chunks(db: sqlite3.Connection, document_id: int) -> None:
+        ids = [row[0] for row in db.execute("SELECT id FROM chunks WHERE document_id = ?", (document_id,))]
+        db.executemany("INSERT OR IGNORE INTO vector_tombstones (chunk_id) VALUES (?)", [(i,) for i in ids])
+        db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
+        db.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
+
+    # --- chunks ----------------------------------------------------------------------------
+
+    def chunks(self, ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        query = (
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE c.id IN ({marks})"
+        )
+        with self._lock:
+            rows = self._db.execute(query, list(ids)).fetchall()
+        return {row[0]: _chunk_record(row) for row in rows}
+
+    def pending_chunks(self, limit: int = 512) -> list[ChunkRecord]:
+        """Chunks whose vectors are not yet in the vector index."""
+        query = (
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id "
+            "WHERE c.embedded = 0 ORDER BY c.id LIMIT ?"
+        )
+        with self._lock:
+            rows = self._db.execute(query, (limit,)).fetchall()
+        return [_chunk_record(row) for row in rows]
+
+    def count_pending(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM chunks WHERE embedded = 0").fetchone()[0])
+
+    def mark_embedded(self, ids: Sequence[int]) -> None:
+        with self._transaction() as db:
+            db.executemany("UPDATE chunks SET embedded = 1 WHERE id = ?", [(i,) for i in ids])
+
+    def tombstones(self) -> list[int]:
+        with self._lock:
+            return [row[0] for row in self._db.execute("SELECT chunk_id FROM vector_tombstones")]
+
+    def clear_tombstones(self, ids: Sequence[int]) -> None:
+        with self._transaction() as db:
+            db.executemany("DELETE FROM vector_tombstones WHERE chunk_id = ?", [(i,) for i in ids])
+
+    def count_chunks(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+
+    def keyword_search(self, match: str, limit: int) -> list[tuple[int, float]]:
+        """Chunk ids and BM25 scores (higher is better) for an FTS5 MATCH expression."""
+        if not match:
+            return []
+        query = (
+            "SELECT rowid, bm25(chunks_fts, 1.0, 0.5, 0.3) AS rank FROM chunks_fts "
+            "WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?"
+        )
+        with self._lock:
+            rows = self._db.execute(query, (match, limit)).fetchall()
+        return [(int(row[0]), -float(row[1])) for row in rows]

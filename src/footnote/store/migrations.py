@@ -1,0 +1,65 @@
+"""Catalog schema, as migrations applied in order and recorded in `schema_migrations`."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "documents, chunks, keyword index, vector bookkeeping",
+        """
+        CREATE TABLE documents (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            content_hash TEXT NOT NULL,
+            format TEXT NOT NULL,
+            title TEXT NOT NULL,
+            url TEXT,
+            size INTEGER NOT NULL,
+            mtime REAL NOT NULL,
+            text TEXT NOT NULL,
+            ingested_at REAL NOT NULL
+        );
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+            ordinal INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            start INTEGER NOT NULL,
+            end INTEGER NOT NULL,
+            page INTEGER,
+            heading_path TEXT NOT NULL,
+            token_count INTEGER NOT NULL,
+            embedded INTEGER NOT NULL DEFAULT 0,
+            UNIQUE (document_id, ordinal)
+        );
+        CREATE INDEX chunks_pending ON chunks (embedded) WHERE embedded = 0;
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            text, heading, title, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        -- Vectors of deleted chunks still to be removed from the vector index.
+        CREATE TABLE vector_tombstones (chunk_id INTEGER PRIMARY KEY);
+        """,
+    ),
+]
+
+
+def migrate(connection: sqlite3.Connection) -> int:
+    """Apply pending migrations; returns the schema version now in force."""
+    connection.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations "
+        "(version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at REAL NOT NULL)"
+    )
+    applied = {row[0] for row in connection.execute("SELECT version FROM schema_migrations")}
+    for version, description, script in MIGRATIONS:
+        if version in applied:
+            continue
+        with connection:
+            connection.executescript("BEGIN;" + script)
+            connection.execute(
+                "INSERT INTO schema_migrations (version, description, applied_at) VALUES (?, ?, ?)",
+                (version, description, time.time()),
+            )
+    return max([v for v, _, _ in MIGRATIONS], default=0)

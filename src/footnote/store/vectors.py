@@ -1,0 +1,93 @@
+"""The vector index protocol and its Chroma implementation.
+
+A `params.json` beside the index records which embedder built it; opening it
+with another embedder is refused, because its vectors would not be comparable.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from footnote.errors import StoreError
+from footnote.models.base import Vector
+
+INDEX_FORMAT_VERSION = 1
+
+
+class VectorIndex(ABC):
+    """Vectors keyed by chunk id."""
+
+    @abstractmethod
+    def upsert(self, ids: Sequence[int], vectors: Sequence[Vector]) -> None: ...
+
+    @abstractmethod
+    def query(self, vector: Vector, limit: int) -> list[tuple[int, float]]:
+        """Nearest chunk ids with cosine similarity, best first."""
+
+    @abstractmethod
+    def delete(self, ids: Sequence[int]) -> None: ...
+
+    @abstractmethod
+    def count(self) -> int: ...
+
+
+class ChromaVectorIndex(VectorIndex):
+    """Chroma's embedded PersistentClient; footnote supplies every vector itself."""
+
+    collection_name = "chunks"
+
+    def __init__(self, path: Path, embedder_name: str | None, dimension: int | None) -> None:
+        """Open or create the index; `embedder_name=None` opens it for deletions only, unchecked."""
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        path.mkdir(parents=True, exist_ok=True)
+        if embedder_name is not None:
+            self._check_params(path / "params.json", embedder_name, dimension or 0)
+        self._client = chromadb.PersistentClient(
+            path=str(path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        )
+        # embedding_function=None: Chroma's default would fetch an ONNX model from the network.
+        self._collection: Any = self._client.get_or_create_collection(
+            self.collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"}
+        )
+
+    @staticmethod
+    def _check_params(params_path: Path, embedder_name: str, dimension: int) -> None:
+        wanted = {"format": INDEX_FORMAT_VERSION, "embedder": embedder_name, "dimension": dimension}
+        if params_path.exists():
+            found = json.loads(params_path.read_text())
+            if found != wanted:
+                raise StoreError(
+                    f"the vector index at {params_path.parent} was built with embedder "
+                    f"'{found.get('embedder')}' ({found.get('dimension')} dimensions), not "
+                    f"'{embedder_name}' ({dimension}); set FOOTNOTE_EMBEDDER={found.get('embedder')} "
+                    "or use a new FOOTNOTE_HOME and ingest again"
+                )
+        else:
+            params_path.write_text(json.dumps(wanted, indent=2))
+
+    def upsert(self, ids: Sequence[int], vectors: Sequence[Vector]) -> None:
+        if ids:
+            self._collection.upsert(ids=[str(i) for i in ids], embeddings=[list(v) for v in vectors])
+
+    def query(self, vector: Vector, limit: int) -> list[tuple[int, float]]:
+        total = self.count()
+        if total == 0:
+            return []
+        result = self._collection.query(
+            query_embeddings=[list(vector)], n_results=min(limit, total), include=["distances"]
+        )
+        ids, distances = result["ids"][0], result["distances"][0]
+        return [(int(i), 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
+
+    def delete(self, ids: Sequence[int]) -> None:
+        if ids:
+            self._collection.delete(ids=[str(i) for i in ids])
+
+    def count(self) -> int:
+        return int(self._collection.count())

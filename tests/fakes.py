@@ -1,0 +1,63 @@
+"""Deterministic test doubles: real subclasses of footnote's model protocols."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Iterable, Iterator, Sequence
+
+from footnote.models.base import Embedder, GenerationParams, Generator, Message, Vector
+
+# Words, and each CJK character on its own (CJK text has no spaces between words).
+_UNIGRAM = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|\w+")
+_PIECE = re.compile(r"\s*\S+|\s+")
+
+
+class HashingEmbedder(Embedder):
+    """Hashed bag of lower-cased unigrams, L2-normalised: texts sharing words point alike."""
+
+    name = "hashing"
+    max_tokens = 512
+
+    def __init__(self, dimension: int = 256) -> None:
+        self.dimension = dimension
+        self.calls: list[list[str]] = []  # each batch embedded, to assert on batching
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        self.calls.append(list(texts))
+        return [self._vector(text) for text in texts]
+
+    def _vector(self, text: str) -> Vector:
+        vector = [0.0] * self.dimension
+        for word in _UNIGRAM.findall(text.lower()):
+            digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "little") % self.dimension
+            # A hashed sign keeps collisions from making unrelated texts look alike.
+            vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(value * value for value in vector))
+        return [value / norm for value in vector] if norm else vector
+
+
+class ScriptedGenerator(Generator):
+    """Streams queued replies word by word, one reply per call, and records each chat."""
+
+    name = "scripted"
+
+    def __init__(self, replies: Iterable[str], context_length: int = 2048) -> None:
+        self.replies = list(replies)
+        self.context_length = context_length
+        self.calls: list[list[Message]] = []
+
+    def stream(self, messages: Sequence[Message], params: GenerationParams) -> Iterator[str]:
+        self.calls.append(list(messages))
+        if not self.replies:
+            raise AssertionError(
+                f"ScriptedGenerator has no reply left for call {len(self.calls)}; queue more replies"
+            )
+        reply = self.replies.pop(0)
+        for stop in params.stop:
+            if stop and stop in reply:
+                reply = reply[: reply.index(stop)]
+        # A plain iterator, not a generator, so an exhausted script fails at the call itself.
+        return iter(_PIECE.findall(reply)[: max(params.max_tokens, 0)])
