@@ -12,7 +12,8 @@ def reciprocal_rank_fusion(
 
     Ties are broken by the best single rank, then by id, so results are deterministic.
     """
-    weights = weights or [1.0] * len(rankings)
+    if weights is None:
+        weights = [1.0] * len(rankings)
     if len(weights) != len(rankings):
         raise ValueError("one weight per ranking is needed")
     scores: dict[int, float] = {}

@@ -10,8 +10,10 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         1,
         "documents, chunks, keyword index, vector bookkeeping",
         """
+        -- AUTOINCREMENT: an id is never reused, so a tombstoned chunk id can never
+        -- name a live chunk whose vector the next reconcile would then delete.
         CREATE TABLE documents (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             path TEXT NOT NULL UNIQUE,
             content_hash TEXT NOT NULL,
             format TEXT NOT NULL,
@@ -23,7 +25,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             ingested_at REAL NOT NULL
         );
         CREATE TABLE chunks (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
             ordinal INTEGER NOT NULL,
             text TEXT NOT NULL,

@@ -1,0 +1,237 @@
+"""Answering end to end on real SQLite and Chroma, with the hashing embedder and a scripted LLM."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from footnote.answer.engine import (
+    MAX_QUESTION_CHARS,
+    Answer,
+    AnswerEvent,
+    DoneEvent,
+    SentenceEvent,
+    SourcesEvent,
+    TokenEvent,
+)
+from footnote.answer.prompt import NO_ANSWER, SYSTEM_PROMPT
+from footnote.application import Application, create_app
+from footnote.config import Settings
+from footnote.errors import QueryError
+from tests.fakes import HashingEmbedder, ScriptedGenerator
+
+FRESNEL_MD = """# Fresnel lens
+
+The Fresnel lens was invented by the French physicist Augustin-Jean Fresnel in 1822. It uses \
+concentric grooves to bend light, so it is thinner than a conventional lens.
+
+## Lighthouses
+
+Fresnel lenses were first used in lighthouses, where a beam could be seen more than 20 miles out to sea.
+"""
+TIDES_MD = """# Tides
+
+Tides are the regular rise and fall of sea level caused by the gravitational pull of the Moon and \
+the Sun. Spring tides occur at new moon and full moon.
+"""
+QUESTION = "Who invented the Fresnel lens?"
+COPIED = "The Fresnel lens was invented by the French physicist Augustin-Jean Fresnel in 1822."
+FABRICATED = "The lens was carved from green cheese by Napoleon in 1950."
+REPLY = f"{COPIED} [1] {FABRICATED} [1]"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "fresnel.md").write_text(FRESNEL_MD, encoding="utf-8")
+    (folder / "tides.md").write_text(TIDES_MD, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def generator() -> ScriptedGenerator:
+    return ScriptedGenerator([REPLY])
+
+
+@pytest.fixture
+def app(settings: Settings, corpus: Path, generator: ScriptedGenerator) -> Iterator[Application]:
+    app = create_app(settings, embedder=HashingEmbedder(), generator=generator)
+    report = app.ingest([corpus])
+    assert report.summary()["new"] == 2 and not report.failed
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def empty_app(settings: Settings) -> Iterator[Application]:
+    app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
+    yield app
+    app.close()
+
+
+def answer_of(events: list[AnswerEvent]) -> Answer:
+    last = events[-1]
+    assert isinstance(last, DoneEvent)
+    return last.answer
+
+
+def test_a_copied_sentence_is_cited_verbatim(app: Application) -> None:
+    answer = answer_of(list(app.ask_stream(QUESTION)))
+
+    copied = answer.sentences[0]
+    assert copied.text == COPIED
+    assert copied.supported and not copied.flagged
+    assert len(copied.citations) == 1
+    citation = copied.citations[0]
+    source = answer.sources[citation.number - 1]
+    assert citation.chunk_id == source.chunk_id
+    assert citation.quote == COPIED
+    assert citation.quote in source.text
+    chunk = app.catalog.chunks([citation.chunk_id])[citation.chunk_id]
+    assert citation.quote in chunk.text
+    assert app.catalog.document_text(citation.document_id)[citation.start : citation.end] == citation.quote
+    assert citation.path == str((app.settings.home.parent / "docs" / "fresnel.md").resolve())
+
+
+def test_a_fabricated_sentence_is_flagged(app: Application) -> None:
+    answer = app.ask(QUESTION)
+
+    fabricated = answer.sentences[1]
+    assert fabricated.text == FABRICATED
+    assert fabricated.flagged
+    assert not fabricated.supported
+    assert fabricated.citations == []
+    assert fabricated.model_markers == [1]  # the model's marker was not trusted
+    assert answer.citations == answer.sentences[0].citations
+    assert not answer.abstained
+    assert answer.text == f"{COPIED[:-1]} [1]. {FABRICATED}"
+    assert answer.raw_text == REPLY
+
+
+def test_events_come_in_order_and_sentences_arrive_while_streaming(app: Application) -> None:
+    events = list(app.ask_stream(QUESTION))
+
+    kinds = [type(event) for event in events]
+    assert kinds[0] is SourcesEvent
+    assert kinds[-1] is DoneEvent
+    assert set(kinds[1:-1]) == {TokenEvent, SentenceEvent}
+    assert kinds[1] is TokenEvent
+    token_at = [i for i, kind in enumerate(kinds) if kind is TokenEvent]
+    sentence_at = [i for i, kind in enumerate(kinds) if kind is SentenceEvent]
+    assert len(sentence_at) == 2
+    # The first sentence is checked and sent while tokens are still streaming.
+    assert sentence_at[0] < token_at[-1]
+
+    answer = answer_of(events)
+    sentence_events = [e for e in events if isinstance(e, SentenceEvent)]
+    assert [e.index for e in sentence_events] == [0, 1]
+    assert [e.sentence for e in sentence_events] == answer.sentences
+    assert "".join(e.text for e in events if isinstance(e, TokenEvent)) == answer.raw_text
+    first = events[0]
+    assert isinstance(first, SourcesEvent)
+    assert first.sources == answer.sources
+
+
+def test_ask_returns_the_answer_of_the_stream(settings: Settings, corpus: Path) -> None:
+    app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([REPLY, REPLY]))
+    try:
+        app.ingest([corpus])
+        streamed = answer_of(list(app.ask_stream(QUESTION)))
+        asked = app.ask(QUESTION)
+    finally:
+        app.close()
+
+    assert asked.text == streamed.text
+    assert asked.sources == streamed.sources
+    assert asked.model == "scripted"
+
+
+def test_the_prompt_holds_the_numbered_sources_and_the_question(
+    app: Application, generator: ScriptedGenerator
+) -> None:
+    answer = app.ask(QUESTION)
+
+    assert len(generator.calls) == 1
+    system, user = generator.calls[0]
+    assert (system.role, system.content) == ("system", SYSTEM_PROMPT)
+    assert user.role == "user"
+    assert user.content.startswith("Sources:\n\n[1] Fresnel lens\n")
+    assert user.content.endswith(f"Question: {QUESTION}")
+    assert len(answer.sources) == 3
+    positions = []
+    for number, source in enumerate(answer.sources, start=1):
+        assert f"[{number}] {source.title}" in user.content
+        assert source.text.strip() in user.content
+        positions.append(user.content.index(f"[{number}] {source.title}"))
+    assert positions == sorted(positions)
+    assert "[4]" not in user.content
+
+
+def test_to_dict_is_json_with_answer_citations_and_sources(app: Application) -> None:
+    answer = app.ask(QUESTION)
+
+    data = json.loads(json.dumps(answer.to_dict()))
+
+    assert data["question"] == QUESTION
+    assert data["answer"] == answer.text
+    assert data["abstained"] is False
+    assert [c["quote"] for c in data["citations"]] == [COPIED]
+    assert data["citations"][0]["number"] == 1
+    assert [s["number"] for s in data["sources"]] == [1, 2, 3]
+    assert data["sources"][0]["heading_path"] == ["Fresnel lens"]
+    assert data["sources"][0]["text"] == answer.sources[0].text
+    assert [s["flagged"] for s in data["sentences"]] == [False, True]
+    assert [s["citations"] for s in data["sentences"]] == [[1], []]
+
+
+@pytest.mark.parametrize("question", ["", "   ", "\n\t "])
+def test_an_empty_question_is_refused(app: Application, generator: ScriptedGenerator, question: str) -> None:
+    with pytest.raises(QueryError, match="empty"):
+        list(app.ask_stream(question))
+    assert generator.calls == []
+
+
+def test_a_very_long_question_is_refused(app: Application, generator: ScriptedGenerator) -> None:
+    question = "lens " * 4_000  # 20,000 characters
+
+    with pytest.raises(QueryError, match=f"keep it under {MAX_QUESTION_CHARS:,}"):
+        app.ask(question)
+    assert generator.calls == []
+
+
+def test_an_empty_index_gives_no_answer_without_calling_the_model(empty_app: Application) -> None:
+    events = list(empty_app.ask_stream(QUESTION))
+
+    assert [type(event) for event in events] == [SourcesEvent, DoneEvent]
+    answer = answer_of(events)
+    assert answer.text == NO_ANSWER
+    assert answer.citations == []
+    assert answer.sources == []
+    assert answer.abstained
+    generator = empty_app.generator
+    assert isinstance(generator, ScriptedGenerator)
+    assert generator.calls == []
+    assert json.loads(json.dumps(answer.to_dict()))["citations"] == []
+
+
+def test_reingesting_unchanged_files_embeds_nothing(app: Application, corpus: Path) -> None:
+    report = app.ingest([corpus])
+
+    assert report.summary()["unchanged"] == 2
+    assert report.chunks_embedded == 0
+    assert app.vectors.count() == app.catalog.count_chunks()
+
+
+def test_every_chunk_keeps_its_vector_after_a_file_changes(app: Application, corpus: Path) -> None:
+    (corpus / "tides.md").write_text("# Tides\n\nNeap tides have the smallest range.\n", encoding="utf-8")
+    assert app.ingest([corpus]).summary()["changed"] == 1
+
+    app.ingest([corpus])  # nothing changed; only tombstones are reconciled
+
+    assert app.vectors.count() == app.catalog.count_chunks()
+    dense = app.search("Neap tides have the smallest range", mode="dense")
+    assert any("Neap tides" in hit.text for hit in dense)

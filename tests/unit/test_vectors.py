@@ -1,0 +1,185 @@
+"""The Chroma vector index on disk: cosine queries, deletes, and the embedder check in params.json."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from footnote.errors import StoreError
+from footnote.store.vectors import INDEX_FORMAT_VERSION, ChromaVectorIndex, VectorIndex
+
+
+def unit(*values: float) -> list[float]:
+    norm = math.sqrt(sum(v * v for v in values))
+    return [v / norm for v in values]
+
+
+EAST = unit(1, 0, 0, 0)
+NORTH_EAST = unit(1, 1, 0, 0)
+NORTH = unit(0, 1, 0, 0)
+UP = unit(0, 0, 1, 0)
+WEST = unit(-1, 0, 0, 0)
+
+
+@pytest.fixture
+def index_path(tmp_path: Path) -> Path:
+    return tmp_path / "vectors"
+
+
+def open_index(path: Path, name: str | None = "embedder-a", dimension: int | None = 4) -> ChromaVectorIndex:
+    return ChromaVectorIndex(path, name, dimension)
+
+
+def test_is_a_vector_index(index_path: Path) -> None:
+    assert isinstance(open_index(index_path), VectorIndex)
+
+
+def test_upsert_then_query_gives_cosine_similarity_best_first(index_path: Path) -> None:
+    index = open_index(index_path)
+    index.upsert([1, 2, 3, 4], [WEST, NORTH, NORTH_EAST, EAST])
+
+    results = index.query(EAST, limit=4)
+
+    assert [chunk_id for chunk_id, _ in results] == [4, 3, 2, 1]
+    similarities = [similarity for _, similarity in results]
+    assert similarities == pytest.approx([1.0, 1 / math.sqrt(2), 0.0, -1.0], abs=1e-5)
+    assert [chunk_id for chunk_id, _ in index.query(EAST, limit=2)] == [4, 3]
+    assert index.count() == 4
+
+
+def test_query_of_a_mixed_vector(index_path: Path) -> None:
+    index = open_index(index_path)
+    index.upsert([10, 20], [EAST, NORTH])
+
+    results = index.query(unit(3, 4, 0, 0), limit=5)
+
+    # cos = 4/5 with NORTH and 3/5 with EAST.
+    assert [chunk_id for chunk_id, _ in results] == [20, 10]
+    assert [similarity for _, similarity in results] == pytest.approx([0.8, 0.6], abs=1e-5)
+
+
+def test_a_limit_above_the_count_returns_everything(index_path: Path) -> None:
+    index = open_index(index_path)
+    index.upsert([1, 2], [EAST, NORTH])
+
+    assert len(index.query(EAST, limit=50)) == 2
+
+
+def test_query_of_an_empty_index_is_empty(index_path: Path) -> None:
+    index = open_index(index_path)
+
+    assert index.count() == 0
+    assert index.query(EAST, limit=5) == []
+
+
+def test_upsert_replaces_the_vector_of_an_existing_id(index_path: Path) -> None:
+    index = open_index(index_path)
+    index.upsert([1, 2], [EAST, NORTH])
+
+    index.upsert([1], [UP])
+
+    assert index.count() == 2
+    assert index.query(UP, limit=1)[0][0] == 1
+    assert index.query(UP, limit=1)[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert index.query(EAST, limit=2)[0][1] < 0.5
+
+
+def test_delete_removes_ids(index_path: Path) -> None:
+    index = open_index(index_path)
+    index.upsert([1, 2, 3], [EAST, NORTH_EAST, NORTH])
+
+    index.delete([1, 3])
+
+    assert index.count() == 1
+    assert [chunk_id for chunk_id, _ in index.query(EAST, limit=5)] == [2]
+
+
+def test_empty_upsert_and_delete_do_nothing(index_path: Path) -> None:
+    index = open_index(index_path)
+    index.upsert([1], [EAST])
+
+    index.upsert([], [])
+    index.delete([])
+
+    assert index.count() == 1
+
+
+def test_deleting_unknown_ids_is_harmless(index_path: Path) -> None:
+    index = open_index(index_path)
+    index.upsert([1], [EAST])
+
+    index.delete([404])
+
+    assert index.count() == 1
+
+
+def test_params_json_records_the_embedder(index_path: Path) -> None:
+    open_index(index_path, "embedder-a", 4)
+
+    params = json.loads((index_path / "params.json").read_text())
+
+    assert params == {"format": INDEX_FORMAT_VERSION, "embedder": "embedder-a", "dimension": 4}
+
+
+def test_vectors_persist_across_reopening(index_path: Path) -> None:
+    open_index(index_path).upsert([1, 2], [EAST, NORTH])
+
+    reopened = open_index(index_path)
+
+    assert reopened.count() == 2
+    assert reopened.query(NORTH, limit=1)[0][0] == 2
+
+
+def test_another_embedder_is_refused_with_both_names_and_the_fix(index_path: Path) -> None:
+    open_index(index_path, "embedder-a", 4).upsert([1], [EAST])
+
+    with pytest.raises(StoreError) as caught:
+        open_index(index_path, "embedder-b", 4)
+
+    message = str(caught.value)
+    assert "'embedder-a' (4 dimensions)" in message
+    assert "'embedder-b' (4)" in message
+    assert "FOOTNOTE_EMBEDDER=embedder-a" in message
+    assert "FOOTNOTE_HOME" in message
+    assert str(index_path) in message
+
+
+def test_another_dimension_is_refused(index_path: Path) -> None:
+    open_index(index_path, "embedder-a", 4)
+
+    with pytest.raises(StoreError, match=r"'embedder-a' \(4 dimensions\), not 'embedder-a' \(384\)"):
+        open_index(index_path, "embedder-a", 384)
+
+
+def test_a_refused_open_leaves_params_json_as_it_was(index_path: Path) -> None:
+    open_index(index_path, "embedder-a", 4)
+    before = (index_path / "params.json").read_text()
+
+    with pytest.raises(StoreError):
+        open_index(index_path, "embedder-b", 8)
+
+    assert (index_path / "params.json").read_text() == before
+
+
+def test_no_embedder_name_skips_the_check(index_path: Path) -> None:
+    open_index(index_path, "embedder-a", 4).upsert([1, 2], [EAST, NORTH])
+    before = (index_path / "params.json").read_text()
+
+    unchecked = ChromaVectorIndex(index_path, None, None)
+    unchecked.delete([1])
+
+    assert unchecked.count() == 1
+    assert (index_path / "params.json").read_text() == before
+    assert open_index(index_path, "embedder-a", 4).count() == 1
+
+
+def test_no_embedder_name_writes_no_params(tmp_path: Path) -> None:
+    path = tmp_path / "fresh"
+
+    ChromaVectorIndex(path, None, None)
+
+    assert path.is_dir()
+    assert not (path / "params.json").exists()
