@@ -241,23 +241,33 @@ class CitationChecker:
         )
 
 
+class MarkdownRenderer:
+    """Renders checked sentences one at a time; the pieces concatenate to `render_markdown`.
+
+    Streaming clients append each returned piece, so what they show equals the final answer.
+    """
+
+    def __init__(self) -> None:
+        self._previous = ""
+
+    def add(self, sentence: AnswerSentence) -> str:
+        """The text to append for `sentence`: a separator, then the sentence with its footnotes."""
+        body = _with_footnotes(sentence) if sentence.supported and sentence.citations else sentence.text
+        if not body:
+            return ""
+        separator = _separator(self._previous, body) if self._previous else ""
+        self._previous = body
+        return separator + body
+
+
 def render_markdown(sentences: Sequence[AnswerSentence]) -> str:
     """The answer with checked footnotes placed before each supported sentence's final punctuation.
 
     Unsupported sentences are left unmarked. List items and headings start on their own line;
     CJK sentences are joined without a space.
     """
-    parts: list[str] = []
-    previous = ""
-    for sentence in sentences:
-        body = _with_footnotes(sentence) if sentence.supported and sentence.citations else sentence.text
-        if not body:
-            continue
-        if parts:
-            parts.append(_separator(previous, body))
-        parts.append(body)
-        previous = body
-    return "".join(parts)
+    renderer = MarkdownRenderer()
+    return "".join(renderer.add(sentence) for sentence in sentences)
 
 
 def _with_footnotes(sentence: AnswerSentence) -> str:

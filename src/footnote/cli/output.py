@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from footnote.answer.citations import AnswerSentence
+from footnote.answer.citations import AnswerSentence, MarkdownRenderer
 from footnote.answer.engine import Answer
 from footnote.ingest.pipeline import IngestReport
 from footnote.retrieval.hits import SearchHit
@@ -29,15 +29,17 @@ def print_error(message: str) -> None:
     errors.print(f"[bold red]error:[/] {escape(message)}")
 
 
-def print_sentence(sentence: AnswerSentence, first: bool) -> None:
-    """One checked sentence, with its footnotes or a mark that no source supports it."""
-    text = escape(sentence.text)
-    if sentence.citations:
-        markers = "".join(f"[{c.number}]" for c in sentence.citations)
-        text += f" [bold cyan]{escape(markers)}[/]"
-    elif sentence.flagged:
-        text = f"[yellow]{text} [dim](unsupported)[/][/]"
-    console.print(("" if first else " ") + text, end="")
+class SentencePrinter:
+    """Prints checked sentences as they arrive; unsupported ones are shown in yellow."""
+
+    def __init__(self) -> None:
+        self._renderer = MarkdownRenderer()
+
+    def print(self, sentence: AnswerSentence) -> None:
+        piece = escape(self._renderer.add(sentence))
+        if sentence.flagged:
+            piece = f"[yellow]{piece}[/][dim] (unsupported)[/]"
+        console.print(piece, end="", soft_wrap=True)
 
 
 def print_sources(answer: Answer) -> None:
@@ -49,12 +51,13 @@ def print_sources(answer: Answer) -> None:
     for number, hit in enumerate(answer.sources, start=1):
         citation = cited.get(number)
         marker = "[bold cyan]" if citation else "[dim]"
-        console.print(f"{marker}[{number}][/] {escape(hit.location)}")
+        console.print(f"{marker}[{number}][/] {escape(hit.location)}", soft_wrap=True)
         if citation is not None:
             page = f" (p. {citation.page})" if citation.page is not None else ""
             console.print(
                 f'    [green]"{escape(citation.quote)}"[/]{page} '
-                f"[dim]chars {citation.start}-{citation.end}[/]"
+                f"[dim]chars {citation.start}-{citation.end}[/]",
+                soft_wrap=True,
             )
     flagged = sum(1 for s in answer.sentences if s.flagged)
     if flagged:

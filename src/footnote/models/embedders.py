@@ -16,6 +16,9 @@ class SentenceTransformerEmbedder(Embedder):
     def __init__(self, name_or_path: str, display_name: str | None = None, batch_size: int = 32) -> None:
         # Imported here: torch takes seconds to import and many commands never embed.
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()  # no "Loading weights" bar on every command
 
         local = Path(name_or_path).exists()
         try:
