@@ -34,8 +34,9 @@ class SentenceTransformerEmbedder(Embedder):
         # Renamed in sentence-transformers 6; the old name still exists but warns.
         get_dimension = getattr(self._model, "get_embedding_dimension", None)
         get_dimension = get_dimension or self._model.get_sentence_embedding_dimension
-        self.dimension = int(get_dimension() or 0)
-        self.max_tokens = int(self._model.max_seq_length)
+        dimension: int | None = get_dimension()
+        self.dimension = dimension or 0
+        self.max_tokens = self._model.max_seq_length or 256
         self.batch_size = batch_size
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:

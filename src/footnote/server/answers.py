@@ -1,0 +1,211 @@
+"""Running one answer off the event loop and handing its events to the request.
+
+The answer engine is blocking CPU work: it runs in the server's generation thread pool,
+holding the model lock, and passes its events to the event loop through a queue. The
+request consumes them as an async iterator, whether it streams them or collects them.
+The admission slot is released when the worker thread ends, not when the client goes
+away, so the pool always counts what the model is really doing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import AsyncGenerator, Callable, Generator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from footnote.answer.citations import AnswerSentence, render_markdown
+from footnote.answer.engine import (
+    Answer,
+    AnswerEngine,
+    DoneEvent,
+    SentenceEvent,
+    SourcesEvent,
+    TokenEvent,
+)
+from footnote.answer.prompt import build_messages
+from footnote.models.base import GenerationParams
+from footnote.server.admission import Slot
+from footnote.server.errors import ApiError
+from footnote.server.sources import FilteredRetriever, SourceFilter, describe_sources
+from footnote.server.state import ServerState
+
+log = logging.getLogger("footnote.server")
+
+
+@dataclass(frozen=True)
+class AnswerRequest:
+    question: str
+    generation: GenerationParams
+    top_k: int
+    source_filter: SourceFilter = field(default_factory=SourceFilter)
+
+
+@dataclass(frozen=True)
+class SourcesReady:
+    """The sources the model was given: `citations[n-1]` is what `[n]` refers to."""
+
+    citations: list[str]
+    search_results: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    answer: Answer
+    prompt_tokens: int
+    completion_tokens: int
+
+
+RunEvent = SourcesReady | TokenEvent | SentenceEvent | RunFinished
+
+
+def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[RunEvent, None, None]:
+    """The engine's events, with sources described and usage counted (blocking; worker thread)."""
+    app = state.models.generation()
+    retriever = FilteredRetriever(app.retriever(), request.source_filter)
+    engine = AnswerEngine(
+        retriever,
+        app.generator,
+        app.embedder,
+        retrieval=app.retrieval_params(request.top_k),
+        generation=request.generation,
+    )
+    completion_tokens = 0
+    for event in engine.stream(request.question):
+        if isinstance(event, SourcesEvent):
+            yield SourcesReady(*describe_sources(app.catalog, event.sources))
+        elif isinstance(event, DoneEvent):
+            answer = event.answer
+            if answer.sources:
+                prompt = build_messages(answer.question, answer.sources)
+                prompt_tokens = app.generator.count_message_tokens(prompt)
+            else:
+                prompt_tokens = app.generator.count_tokens(answer.question)
+            yield RunFinished(answer, prompt_tokens, completion_tokens)
+        else:
+            completion_tokens += isinstance(event, TokenEvent)
+            yield event
+
+
+class AnswerRun:
+    """One answer being generated in a worker thread; iterate `events()` on the event loop."""
+
+    def __init__(self, state: ServerState, request: AnswerRequest, slot: Slot) -> None:
+        self.state = state
+        self.request = request
+        self.slot = slot
+        self.started = time.perf_counter()
+        self._cancelled = threading.Event()
+        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._loop = asyncio.get_running_loop()
+        state.executor.submit(self._work)
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def _put(self, kind: str, item: Any) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, (kind, item))
+        except RuntimeError:  # the loop is gone: nobody is listening any more
+            self._cancelled.set()
+
+    def _work(self) -> None:
+        try:
+            with self.state.models.generation_lock:
+                events = _run_answer(self.state, self.request)
+                try:
+                    for event in events:
+                        if self._cancelled.is_set():
+                            break
+                        self._put("event", event)
+                finally:
+                    events.close()  # stops the model mid-answer when the client has gone
+            self._put("end", None)
+        except BaseException as exc:
+            self._put("error", exc)
+        finally:
+            self._release_slot()
+
+    def _release_slot(self) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self.slot.release)
+        except RuntimeError:  # the loop has closed, so nothing else can be using the pool
+            self.slot.release()
+
+    async def events(self) -> AsyncGenerator[RunEvent, None]:
+        """The run's events until `RunFinished`; raises what the engine raised, or 504 on timeout."""
+        deadline = self.started + self.state.settings.request_timeout
+        metrics = self.state.metrics
+        first_token = True
+        try:
+            while True:
+                remaining = deadline - time.perf_counter()
+                try:
+                    kind, item = await asyncio.wait_for(self._queue.get(), max(remaining, 0.001))
+                except TimeoutError:
+                    raise ApiError(
+                        504, f"the answer took longer than {self.state.settings.request_timeout:g} s"
+                    ) from None
+                if kind == "error":
+                    raise item
+                if kind == "end":
+                    return
+                if isinstance(item, TokenEvent):
+                    if first_token:
+                        metrics.time_to_first_token.observe(time.perf_counter() - self.started)
+                        first_token = False
+                    metrics.tokens.inc()
+                yield item
+        finally:
+            self.cancel()
+
+
+class TextDeltas:
+    """Turns checked sentences into the pieces of `Answer.text`, as they complete.
+
+    `render_markdown(sentences[:k])` is a prefix of `render_markdown(sentences[:k+1])`, so
+    each new sentence adds a suffix: the streamed pieces join to exactly the final text.
+    """
+
+    def __init__(self) -> None:
+        self.sentences: list[AnswerSentence] = []
+        self.sent = ""
+
+    def add(self, sentence: AnswerSentence) -> str:
+        self.sentences.append(sentence)
+        return self._advance(render_markdown(self.sentences))
+
+    def finish(self, answer: Answer) -> str:
+        return self._advance(answer.text)
+
+    def _advance(self, text: str) -> str:
+        if not text.startswith(self.sent):
+            log.warning("streamed text diverged from the rendered answer; the rest is skipped")
+            return ""
+        delta, self.sent = text[len(self.sent) :], text
+        return delta
+
+
+async def start_answer(state: ServerState, request: AnswerRequest) -> AnswerRun:
+    """Admit the request (429 when the generation pool is full) and start its run."""
+    slot = await state.generation.acquire()
+    try:
+        return AnswerRun(state, request, slot)
+    except BaseException:
+        slot.release()
+        raise
+
+
+async def collect(run: AnswerRun, on_event: Callable[[RunEvent], None] | None = None) -> RunFinished:
+    """Wait for the whole answer."""
+    async with aclosing(run.events()) as events:
+        async for event in events:
+            if on_event is not None:
+                on_event(event)
+            if isinstance(event, RunFinished):
+                return event
+    raise RuntimeError("the answer ended without a result")

@@ -1,0 +1,118 @@
+"""The HTTP API: `create_server(settings)` builds a FastAPI app around one `Application`.
+
+Tests build isolated servers on a temporary `FOOTNOTE_HOME` with test-double models;
+`footnote serve` runs one under uvicorn.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from footnote import __version__
+from footnote.application import Application, create_app
+from footnote.config import Settings
+from footnote.server.admission import AdmissionPool, Overloaded
+from footnote.server.errors import ERROR_RESPONSES, error_response, install_error_handlers
+from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddleware
+from footnote.server.metrics import Metrics, MetricsMiddleware
+from footnote.server.routes import chat, documents, health, models, search
+from footnote.server.schemas.chat import ChatCompletionChunk
+from footnote.server.state import ModelHost, ServerState
+
+UPLOAD_PATHS = ("/v1/documents",)
+
+
+def build_state(settings: Settings, application: Application) -> ServerState:
+    timeout = settings.request_timeout
+    state = ServerState(
+        settings=settings,
+        models=ModelHost(application),
+        generation=AdmissionPool("generation", settings.max_concurrency, settings.max_queue, timeout),
+        work=AdmissionPool("work", settings.max_work_concurrency, settings.max_queue, timeout),
+        metrics=Metrics(),
+        executor=ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="footnote-answer"),
+    )
+    for pool in (state.generation, state.work):
+        state.metrics.watch_pool(pool)
+    catalog = application.catalog
+    state.metrics.watch_index(lambda: len(catalog.list_documents()), catalog.count_chunks)
+    return state
+
+
+def create_server(settings: Settings | None = None, application: Application | None = None) -> FastAPI:
+    """The API app. Without `application`, one is created from `settings` (models load lazily)."""
+    application = application or create_app(settings)
+    settings = settings or application.settings
+    state = build_state(settings, application)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.preload_models and state.models.state == "idle":
+            threading.Thread(target=state.models.preload, name="footnote-preload", daemon=True).start()
+        yield
+
+    server = FastAPI(
+        title="footnote",
+        version=__version__,
+        summary="Cited, checked answers from your own documents: OpenAI and Perplexity Sonar compatible.",
+        lifespan=lifespan,
+        redoc_url=None,
+    )
+    server.state.footnote = state
+    for module in (chat, search, models, documents):
+        server.include_router(module.router, responses=ERROR_RESPONSES)
+    server.include_router(health.router)
+    install_error_handlers(server)
+    server.add_exception_handler(Overloaded, _on_overloaded)
+    # Added innermost first: metrics see everything, keys are checked before any body is read.
+    server.add_middleware(
+        BodyLimitMiddleware,
+        limit=settings.max_body_bytes,
+        upload_limit=settings.max_upload_bytes,
+        upload_paths=UPLOAD_PATHS,
+    )
+    keys = [key.get_secret_value() for key in settings.api_keys]
+    server.add_middleware(ApiKeyMiddleware, keys=keys)
+    server.add_middleware(MetricsMiddleware, metrics=state.metrics)
+    server.openapi = lambda: _openapi(server, secured=bool(keys))  # type: ignore[method-assign]
+    return server
+
+
+async def _on_overloaded(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Overloaded)
+    return error_response(429, str(exc), code="overloaded", headers={"Retry-After": str(exc.retry_after)})
+
+
+def _add_schema(spec: dict[str, Any], model: type[BaseModel]) -> None:
+    schemas = spec.setdefault("components", {}).setdefault("schemas", {})
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas.update(schema.pop("$defs", {}))
+    schemas[model.__name__] = schema
+
+
+def _openapi(server: FastAPI, secured: bool) -> dict[str, Any]:
+    """The generated spec, plus the bearer scheme on every protected route when keys are set."""
+    if server.openapi_schema is None:
+        spec = get_openapi(
+            title=server.title, version=server.version, summary=server.summary, routes=server.routes
+        )
+        _add_schema(spec, ChatCompletionChunk)  # named by the streaming response's event schema
+        if secured:
+            spec.setdefault("components", {})["securitySchemes"] = {
+                "bearer": {"type": "http", "scheme": "bearer"}
+            }
+            for path, operations in spec["paths"].items():
+                if path not in OPEN_PATHS:
+                    for operation in operations.values():
+                        operation["security"] = [{"bearer": []}]
+        server.openapi_schema = spec
+    return server.openapi_schema

@@ -1,0 +1,123 @@
+"""Prometheus metrics and the access log, both recorded by one middleware.
+
+Each server has its own registry, so several servers in one process (tests) never
+share counters. Routes are labelled by their template (`/v1/documents/{document_id}`),
+never by the raw path, so a client cannot blow up the number of series.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from footnote.server.admission import AdmissionPool
+
+access_log = logging.getLogger("footnote.server.access")
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+TTFT_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter(
+            "footnote_http_requests",
+            "HTTP requests answered, by route template, method and status.",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "footnote_http_request_duration_seconds",
+            "Time from request to the last byte of the response.",
+            ["route", "method", "status"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.time_to_first_token = Histogram(
+            "footnote_time_to_first_token_seconds",
+            "Time from admission to the model's first token.",
+            buckets=TTFT_BUCKETS,
+            registry=self.registry,
+        )
+        self.tokens = Counter(
+            "footnote_generated_tokens", "Tokens the model generated.", registry=self.registry
+        )
+        self.queue_depth = Gauge(
+            "footnote_queue_depth", "Requests waiting for a slot, by pool.", ["pool"], registry=self.registry
+        )
+        self.in_flight = Gauge(
+            "footnote_in_flight", "Requests holding a slot, by pool.", ["pool"], registry=self.registry
+        )
+        self.index_documents = Gauge(
+            "footnote_index_documents", "Documents in the catalog.", registry=self.registry
+        )
+        self.index_chunks = Gauge("footnote_index_chunks", "Chunks in the catalog.", registry=self.registry)
+
+    def watch_pool(self, pool: AdmissionPool) -> None:
+        self.queue_depth.labels(pool.name).set_function(lambda: float(pool.waiting))
+        self.in_flight.labels(pool.name).set_function(lambda: float(pool.active))
+
+    def watch_index(self, documents: Callable[[], int], chunks: Callable[[], int]) -> None:
+        self.index_documents.set_function(lambda: float(documents()))
+        self.index_chunks.set_function(lambda: float(chunks()))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+def route_label(scope: Scope) -> str:
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    return path if isinstance(path, str) else "unmatched"
+
+
+class MetricsMiddleware:
+    """Counts and times every request, gives it an id, and writes one JSON access-log line."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        request_id = uuid.uuid4().hex
+        status = 500
+
+        async def send_with_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                MutableHeaders(scope=message).append("X-Request-ID", request_id)
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_status)
+        finally:
+            self._record(scope, status, time.perf_counter() - started, request_id)
+
+    def _record(self, scope: Scope, status: int, seconds: float, request_id: str) -> None:
+        route, method = route_label(scope), scope["method"]
+        self.metrics.requests.labels(route, method, str(status)).inc()
+        self.metrics.latency.labels(route, method, str(status)).observe(seconds)
+        # Never headers: they carry the API key.
+        access_log.info(
+            "request",
+            extra={
+                "request_id": request_id,
+                "method": method,
+                "route": route,
+                "path": scope["path"],
+                "status": status,
+                "duration_ms": round(seconds * 1000, 1),
+            },
+        )

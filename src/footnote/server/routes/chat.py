@@ -1,0 +1,231 @@
+"""POST /v1/chat/completions: OpenAI and Perplexity Sonar compatible, streaming or not.
+
+The text is footnote's checked answer (`Answer.text`): sentences with verified `[n]`
+footnotes. Streaming sends each sentence once it has been checked, so the streamed
+pieces join to exactly the non-streamed `message.content`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.responses import Response
+
+from footnote.answer.engine import SentenceEvent
+from footnote.errors import FootnoteError
+from footnote.models.base import GenerationParams
+from footnote.server.answers import (
+    AnswerRequest,
+    AnswerRun,
+    RunEvent,
+    RunFinished,
+    SourcesReady,
+    TextDeltas,
+    collect,
+    start_answer,
+)
+from footnote.server.errors import ApiError, error_body, status_of
+from footnote.server.schemas.chat import ChatCompletion, ChatCompletionRequest
+from footnote.server.sources import SourceFilter
+from footnote.server.state import ServerState, State
+
+log = logging.getLogger("footnote.server")
+router = APIRouter(tags=["chat"])
+
+# With `stream: true` the body is server-sent events; the schema describes one event.
+SSE_EVENT_SCHEMA = {
+    "type": "object",
+    "required": ["data"],
+    "properties": {
+        "data": {
+            "anyOf": [
+                {"const": "[DONE]"},
+                {
+                    "type": "string",
+                    "contentMediaType": "application/json",
+                    "contentSchema": {"$ref": "#/components/schemas/ChatCompletionChunk"},
+                },
+                {  # a failure after the stream began
+                    "type": "string",
+                    "contentMediaType": "application/json",
+                    "contentSchema": {"$ref": "#/components/schemas/ErrorResponse"},
+                },
+            ]
+        }
+    },
+}
+STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The completion; with `stream: true`, `chat.completion.chunk` objects as "
+        "server-sent events ending with `data: [DONE]`",
+        "content": {"text/event-stream": {"schema": SSE_EVENT_SCHEMA}},
+    }
+}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What every chunk and the final object of one completion share."""
+
+    id: str
+    created: int
+    max_tokens: int
+    include_usage: bool
+    related_questions: bool
+
+    def envelope(self, kind: str, model: str) -> dict[str, Any]:
+        return {"id": self.id, "object": kind, "created": self.created, "model": model}
+
+
+def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerRequest:
+    # The last user message is the question (condensing a conversation is not done yet).
+    questions = [message.text() for message in body.messages if message.role == "user"]
+    if not questions or not questions[-1].strip():
+        raise ApiError(400, "the last user message must have text: it is the question", param="messages")
+    settings = state.settings
+    generation = GenerationParams(
+        max_tokens=state.max_tokens(body.max_completion_tokens or body.max_tokens),
+        temperature=settings.temperature if body.temperature is None else body.temperature,
+        top_p=1.0 if body.top_p is None else body.top_p,
+        stop=body.stop_sequences(),
+        seed=settings.seed if body.seed is None else body.seed,
+    )
+    source_filter = SourceFilter.parse(body.search_domain_filter, body.search_recency_filter)
+    return AnswerRequest(questions[-1], generation, settings.top_k, source_filter)
+
+
+@router.post("/v1/chat/completions", response_model=ChatCompletion, responses=STREAM_RESPONSE)
+async def chat_completions(body: ChatCompletionRequest, state: State) -> Response:
+    """Answer the last user message from the documents, with checked citations."""
+    request = answer_request(body, state)
+    completion = Completion(
+        id=f"chatcmpl-{uuid.uuid4().hex}",
+        created=int(time.time()),
+        max_tokens=request.generation.max_tokens,
+        include_usage=bool(body.stream_options and body.stream_options.include_usage),
+        related_questions=body.return_related_questions,
+    )
+    run = await start_answer(state, request)
+    if body.stream:
+        return await _streaming_response(run, completion, state)
+    sources: list[SourcesReady] = []
+    finished = await collect(run, lambda e: sources.append(e) if isinstance(e, SourcesReady) else None)
+    return JSONResponse(_completion_body(completion, finished, sources[0]))
+
+
+def _finish_reason(completion: Completion, finished: RunFinished) -> str:
+    return "length" if finished.completion_tokens >= completion.max_tokens else "stop"
+
+
+def _usage(finished: RunFinished) -> dict[str, int]:
+    total = finished.prompt_tokens + finished.completion_tokens
+    return {
+        "prompt_tokens": finished.prompt_tokens,
+        "completion_tokens": finished.completion_tokens,
+        "total_tokens": total,
+    }
+
+
+def _completion_body(completion: Completion, finished: RunFinished, sources: SourcesReady) -> dict[str, Any]:
+    answer = finished.answer
+    body = completion.envelope("chat.completion", answer.model)
+    body["choices"] = [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": answer.text},
+            "finish_reason": _finish_reason(completion, finished),
+        }
+    ]
+    body["usage"] = _usage(finished)
+    body["citations"] = sources.citations
+    body["search_results"] = sources.search_results
+    if completion.related_questions:
+        body["related_questions"] = []  # follow-up questions are not generated yet
+    body["footnote"] = answer.to_dict()
+    return body
+
+
+async def _streaming_response(run: AnswerRun, completion: Completion, state: ServerState) -> Response:
+    events = run.events()
+    try:
+        # Waiting for the sources first means a bad question is still answered with a 4xx status.
+        first = await anext(events)
+    except BaseException:
+        await events.aclose()
+        raise
+    assert isinstance(first, SourcesReady)
+    model = state.application.generator.name
+    return StreamingResponse(
+        _sse(first, events, completion, model),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def _data(payload: dict[str, Any] | str) -> str:
+    text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return f"data: {text}\n\n"
+
+
+def _chunk(
+    completion: Completion, model: str, delta: dict[str, str], finish: str | None = None
+) -> dict[str, Any]:
+    chunk = completion.envelope("chat.completion.chunk", model)
+    chunk["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
+    return chunk
+
+
+async def _sse(
+    sources: SourcesReady, events: AsyncGenerator[RunEvent, None], completion: Completion, model: str
+) -> AsyncIterator[str]:
+    # Perplexity sends citations and search_results inside the chunks: here the first and the last.
+    first = _chunk(completion, model, {"role": "assistant", "content": ""})
+    first.update(citations=sources.citations, search_results=sources.search_results)
+    yield _data(first)
+    deltas = TextDeltas()
+    try:
+        async for event in events:
+            if isinstance(event, SentenceEvent):
+                text = deltas.add(event.sentence)
+                if text:
+                    yield _data(_chunk(completion, model, {"content": text}))
+            elif isinstance(event, RunFinished):
+                for chunk in _closing_chunks(completion, model, event, deltas, sources):
+                    yield _data(chunk)
+    except (ApiError, FootnoteError) as exc:
+        status = exc.status if isinstance(exc, ApiError) else status_of(exc)
+        yield _data(error_body(status, str(exc)))
+    except Exception:
+        log.exception("a streamed answer failed")
+        yield _data(error_body(500, "internal server error; the server log has the details"))
+    finally:
+        await events.aclose()
+    yield _data("[DONE]")
+
+
+def _closing_chunks(
+    completion: Completion, model: str, finished: RunFinished, deltas: TextDeltas, sources: SourcesReady
+) -> list[dict[str, Any]]:
+    chunks = []
+    rest = deltas.finish(finished.answer)
+    if rest:
+        chunks.append(_chunk(completion, model, {"content": rest}))
+    last = _chunk(completion, model, {}, _finish_reason(completion, finished))
+    last.update(citations=sources.citations, search_results=sources.search_results)
+    if completion.related_questions:
+        last["related_questions"] = []
+    last["footnote"] = finished.answer.to_dict()
+    chunks.append(last)
+    if completion.include_usage:
+        usage = completion.envelope("chat.completion.chunk", model)
+        usage.update(choices=[], usage=_usage(finished))
+        chunks.append(usage)
+    return chunks

@@ -1,0 +1,144 @@
+"""/v1/documents: upload (multipart), list, get, delete, reindex.
+
+Uploads are kept under `FOOTNOTE_HOME/uploads` and ingested at once; uploading a file
+of the same name again replaces it (and re-ingests only what changed). Ingests and
+deletions take one lock, so two of them never interleave.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, File, UploadFile
+from fastapi import Path as PathParam
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from footnote.errors import LoaderError, NotFoundError
+from footnote.server.errors import ErrorResponse
+from footnote.server.state import ServerState, State
+from footnote.server.uploads import safe_upload_path, save_upload, upload_folder
+from footnote.store.catalog import DocumentRecord
+
+router = APIRouter(tags=["documents"])
+DocumentId = Annotated[int, PathParam(ge=1, le=2**63 - 1)]
+
+
+class Document(BaseModel):
+    id: int
+    object: Literal["document"] = "document"
+    path: str
+    title: str
+    format: str
+    url: str | None
+    size: int
+    mtime: float
+    ingested_at: float
+    chunk_count: int
+    content_hash: str
+
+
+class UploadedDocument(Document):
+    status: Literal["new", "changed", "unchanged"]
+
+
+class DocumentList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[Document]
+
+
+class DeletedDocument(BaseModel):
+    id: int
+    object: Literal["document.deleted"] = "document.deleted"
+    deleted: bool
+
+
+class FileReport(BaseModel):
+    path: str
+    status: str
+    chunks: int
+    error: str | None
+
+
+class ReindexReport(BaseModel):
+    summary: dict[str, float]
+    files: list[FileReport]
+
+
+def _document(record: DocumentRecord) -> dict[str, Any]:
+    return {**dataclasses.asdict(record), "object": "document"}
+
+
+def _find(state: ServerState, document_id: int) -> DocumentRecord:
+    record = state.application.catalog.document(document_id)
+    if record is None:
+        raise NotFoundError(f"no document {document_id}; GET /v1/documents lists them")
+    return record
+
+
+@router.get("/v1/documents", response_model=DocumentList)
+async def list_documents(state: State) -> dict[str, Any]:
+    records = await state.run_work(lambda: state.application.documents())
+    return {"object": "list", "data": [_document(record) for record in records]}
+
+
+@router.get("/v1/documents/{document_id}", response_model=Document)
+async def get_document(document_id: DocumentId, state: State) -> dict[str, Any]:
+    return _document(await state.run_work(_find, state, document_id))
+
+
+def _delete(state: ServerState, document_id: int) -> None:
+    app = state.models.retrieval()  # the vector index must be open to drop the vectors
+    with state.ingest_lock:
+        record = _find(state, document_id)
+        app.delete_document(str(record.id))
+        path = Path(record.path)
+        if path.parent == upload_folder(state.settings.home).resolve():
+            path.unlink(missing_ok=True)  # an uploaded copy goes with its document
+
+
+@router.delete("/v1/documents/{document_id}", response_model=DeletedDocument)
+async def delete_document(document_id: DocumentId, state: State) -> dict[str, Any]:
+    """Remove a document, its chunks and vectors (and the file, if it was uploaded)."""
+    await state.run_work(_delete, state, document_id)
+    return {"id": document_id, "object": "document.deleted", "deleted": True}
+
+
+def _ingest_upload(state: ServerState, upload: UploadFile) -> dict[str, Any]:
+    app = state.models.retrieval()
+    target = safe_upload_path(upload_folder(state.settings.home), upload.filename)
+    with state.ingest_lock:
+        save_upload(upload.file, target, state.settings.max_upload_bytes)
+        outcome = app.ingest([target]).files[0]
+        if outcome.status == "failed":
+            target.unlink(missing_ok=True)
+            raise LoaderError(Path(target.name), outcome.error or "could not be ingested")
+        record = app.catalog.document_by_path(str(target.resolve()))
+    assert record is not None
+    return {**_document(record), "status": outcome.status}
+
+
+@router.post(
+    "/v1/documents",
+    status_code=201,
+    response_model=UploadedDocument,
+    responses={415: {"model": ErrorResponse, "description": "Unsupported file type"}},
+)
+async def upload_document(file: Annotated[UploadFile, File()], state: State) -> JSONResponse:
+    """Upload one file (multipart field `file`) and ingest it."""
+    return JSONResponse(await state.run_work(_ingest_upload, state, file), status_code=201)
+
+
+def _reindex(state: ServerState) -> dict[str, Any]:
+    app = state.models.retrieval()
+    with state.ingest_lock:
+        report = app.ingest([Path(record.path) for record in app.documents()])
+    return {"summary": report.summary(), "files": [dataclasses.asdict(f) for f in report.files]}
+
+
+@router.post("/v1/documents/reindex", response_model=ReindexReport)
+async def reindex_documents(state: State) -> dict[str, Any]:
+    """Ingest every known document again: changed files are updated, unchanged ones skipped."""
+    return await state.run_work(_reindex, state)

@@ -1,0 +1,131 @@
+"""POST /v1/embeddings and GET /v1/models, as the OpenAI SDK expects them."""
+
+from __future__ import annotations
+
+import base64
+import struct
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from footnote.models.base import Vector
+from footnote.server.errors import ApiError
+from footnote.server.schemas import Text
+from footnote.server.state import ServerState, State
+
+router = APIRouter(tags=["models"])
+
+EmbedText = Annotated[Text, Field(min_length=1, max_length=32_000)]
+MAX_INPUTS = 256
+
+
+class EmbeddingRequest(BaseModel):
+    input: (
+        EmbedText
+        | Annotated[list[EmbedText], Field(min_length=1, max_length=MAX_INPUTS)]
+        | Annotated[list[int], Field(min_length=1, max_length=8192)]
+        | Annotated[list[list[int]], Field(min_length=1, max_length=MAX_INPUTS)]
+    )
+    model: str | None = Field(
+        None, max_length=256, description="accepted and ignored: one embedder is served"
+    )
+    encoding_format: Literal["float", "base64"] = "float"
+    dimensions: int | None = Field(None, ge=1, le=65536, description="must equal the embedder's dimension")
+
+
+class Embedding(BaseModel):
+    object: Literal["embedding"] = "embedding"
+    index: int
+    embedding: list[float] | str = Field(description="floats, or little-endian float32 in base64")
+
+
+class EmbeddingUsage(BaseModel):
+    prompt_tokens: int
+    total_tokens: int
+
+
+class EmbeddingResponse(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[Embedding]
+    model: str
+    usage: EmbeddingUsage
+
+
+class Model(BaseModel):
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[Model]
+
+
+def _texts(body: EmbeddingRequest) -> list[str]:
+    if isinstance(body.input, str):
+        return [body.input]
+    if all(isinstance(item, str) for item in body.input):
+        return [item for item in body.input if isinstance(item, str)]
+    raise ApiError(
+        400,
+        "token arrays are not supported: send text (in LangChain, set check_embedding_ctx_length=False)",
+        param="input",
+    )
+
+
+def _encode(vector: Vector, encoding: str) -> list[float] | str:
+    if encoding == "base64":
+        return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+    return vector
+
+
+def _embed(state: ServerState, texts: list[str], dimensions: int | None) -> tuple[str, list[Vector], int]:
+    embedder = state.models.retrieval().embedder
+    if dimensions is not None and dimensions != embedder.dimension:
+        raise ApiError(
+            400,
+            f"dimensions={dimensions} is not available: {embedder.name} gives {embedder.dimension}",
+            param="dimensions",
+        )
+    tokens = sum(embedder.count_tokens(text) for text in texts)
+    return embedder.name, embedder.embed_many(texts, batch_size=state.settings.embed_batch_size), tokens
+
+
+@router.post("/v1/embeddings", response_model=EmbeddingResponse)
+async def embeddings(body: EmbeddingRequest, state: State) -> dict[str, Any]:
+    """Vectors from the embedder footnote indexes with (L2-normalised)."""
+    texts = _texts(body)
+    name, vectors, tokens = await state.run_work(_embed, state, texts, body.dimensions)
+    data = [
+        {"object": "embedding", "index": index, "embedding": _encode(vector, body.encoding_format)}
+        for index, vector in enumerate(vectors)
+    ]
+    return {
+        "object": "list",
+        "data": data,
+        "model": name,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
+async def _models(state: ServerState) -> list[dict[str, Any]]:
+    names = await state.run_work(state.models.model_names)
+    created = int(state.started)
+    return [{"id": name, "object": "model", "created": created, "owned_by": "footnote"} for name in names]
+
+
+@router.get("/v1/models", response_model=ModelList)
+async def list_models(state: State) -> dict[str, Any]:
+    """The LLM that answers and the embedder that indexes."""
+    return {"object": "list", "data": await _models(state)}
+
+
+@router.get("/v1/models/{model_id:path}", response_model=Model)
+async def get_model(model_id: str, state: State) -> dict[str, Any]:
+    for model in await _models(state):
+        if model["id"] == model_id:
+            return model
+    raise ApiError(404, f"no model '{model_id}'; GET /v1/models lists them", param="model")

@@ -1,0 +1,131 @@
+"""Chat completions: the OpenAI request and response, with Perplexity Sonar's extra fields.
+
+Unknown request fields (`user`, `presence_penalty`, `logit_bias`, ...) are accepted and
+ignored, so clients written for other servers work unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from footnote.server.schemas import Text
+
+Recency = Literal["hour", "day", "week", "month", "year"]
+MAX_DOMAIN_FILTERS = 20
+StopText = Annotated[Text, Field(max_length=256)]
+DomainEntry = Annotated[str, Field(max_length=253)]
+
+
+class ContentPart(BaseModel):
+    """One part of a message's content; only `text` parts are read."""
+
+    type: str = Field(max_length=64)
+    text: Text | None = None
+
+
+class ChatMessage(BaseModel):
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: Text | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        if isinstance(self.content, str):
+            return self.content
+        parts = self.content or []
+        return "\n".join(part.text for part in parts if part.type == "text" and part.text)
+
+
+class StreamOptions(BaseModel):
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(BaseModel):
+    model: str | None = Field(None, max_length=256, description="accepted and ignored: one LLM is served")
+    messages: list[ChatMessage] = Field(min_length=1, max_length=256)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    max_tokens: int | None = Field(None, ge=1, le=1_000_000, description="capped by the server")
+    max_completion_tokens: int | None = Field(None, ge=1, le=1_000_000, description="same as max_tokens")
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    top_p: float | None = Field(None, ge=0.0, le=1.0)
+    stop: StopText | Annotated[list[StopText], Field(max_length=4)] | None = Field(
+        None, description="up to 4 strings that end the answer"
+    )
+    seed: int | None = Field(None, ge=0, le=2**32 - 1)
+    n: int | None = Field(None, ge=1, le=1, description="only one choice is generated")
+    search_domain_filter: list[DomainEntry] | None = Field(
+        None,
+        max_length=MAX_DOMAIN_FILTERS,
+        description="domains or file-path pieces to include; prefix `-` to exclude",
+    )
+    search_recency_filter: Recency | None = None
+    return_related_questions: bool = False
+
+    def stop_sequences(self) -> tuple[str, ...]:
+        stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
+        return tuple(stop for stop in stops if stop)
+
+
+class SearchResult(BaseModel):
+    title: str
+    url: str
+    date: str | None = None
+    last_updated: str | None = None
+    snippet: str
+    source: Literal["attachment"] = "attachment"
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class AssistantMessage(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str
+
+
+class Choice(BaseModel):
+    index: int
+    message: AssistantMessage
+    finish_reason: Literal["stop", "length"]
+
+
+class ChatCompletion(BaseModel):
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[Choice]
+    usage: Usage
+    citations: list[str] = Field(description="source URIs; `[n]` in the text refers to citations[n-1]")
+    search_results: list[SearchResult]
+    related_questions: list[str] | None = Field(None, description="present when return_related_questions")
+    footnote: dict[str, Any] = Field(description="footnote's checked sentences and span-level citations")
+
+
+class Delta(BaseModel):
+    role: Literal["assistant"] | None = None
+    content: str | None = None
+
+
+class ChunkChoice(BaseModel):
+    index: int
+    delta: Delta
+    finish_reason: Literal["stop", "length"] | None = None
+
+
+class ChatCompletionChunk(BaseModel):
+    """One `data:` line of a streamed completion; the stream ends with `data: [DONE]`."""
+
+    id: str
+    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: Usage | None = None
+    citations: list[str] | None = None
+    search_results: list[SearchResult] | None = None
+    footnote: dict[str, Any] | None = None

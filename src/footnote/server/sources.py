@@ -1,0 +1,145 @@
+"""Sources as the API shows them (URIs, Perplexity `search_results`) and the request filters.
+
+`search_domain_filter` and `search_recency_filter` are applied to the retrieved hits,
+before the model sees them, so `[n]` markers still count the sources the client gets.
+Retrieval itself does not know the filters yet: it is asked for a wider list, which is
+then filtered and cut back to the requested size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
+from footnote.store.catalog import Catalog, DocumentRecord
+
+RECENCY_SECONDS = {"hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
+# How many more hits than asked for are fetched when a filter may drop some.
+FILTER_WIDENING = 5
+
+
+def source_uri(path: str, url: str | None) -> str:
+    """The document's own URL when it has one (an HTML canonical link), else its file:// URI."""
+    if url:
+        return url
+    try:
+        return Path(path).as_uri()
+    except ValueError:  # not an absolute path
+        return path
+
+
+def _day(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, tz=UTC).strftime("%Y-%m-%d")
+
+
+def search_result(hit: SearchHit, document: DocumentRecord | None, snippet_chars: int = 0) -> dict[str, Any]:
+    """One Perplexity `search_results` entry. `date` and `last_updated` are the file's mtime."""
+    day = _day(document.mtime) if document else None
+    snippet = hit.text.strip()
+    if snippet_chars and len(snippet) > snippet_chars:
+        snippet = snippet[:snippet_chars].rsplit(" ", 1)[0] + "…"
+    return {
+        "title": hit.title or Path(hit.path).name,
+        "url": source_uri(hit.path, hit.url),
+        "date": day,
+        "last_updated": day,
+        "snippet": snippet,
+        "source": "attachment",
+    }
+
+
+def describe_sources(
+    catalog: Catalog, hits: Sequence[SearchHit], snippet_chars: int = 0
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """`citations` (URIs, numbered like the `[n]` markers) and `search_results` for `hits`."""
+    documents = _documents(catalog, hits)
+    citations = [source_uri(hit.path, hit.url) for hit in hits]
+    results = [search_result(hit, documents.get(hit.document_id), snippet_chars) for hit in hits]
+    return citations, results
+
+
+def _documents(catalog: Catalog, hits: Sequence[SearchHit]) -> dict[int, DocumentRecord]:
+    found: dict[int, DocumentRecord] = {}
+    for document_id in {hit.document_id for hit in hits}:
+        record = catalog.document(document_id)
+        if record is not None:
+            found[document_id] = record
+    return found
+
+
+@dataclass(frozen=True)
+class SourceFilter:
+    """Which hits a request accepts and which it prefers.
+
+    An entry matches a hit when it is the host of the document's URL or a parent domain of
+    it, or a piece of the document's file path. `-entry` excludes; plain entries include.
+    """
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    prefer: tuple[str, ...] = ()
+    recency: str | None = None
+
+    @classmethod
+    def parse(
+        cls, domains: Sequence[str] | None, recency: str | None = None, prefer: Sequence[str] | None = None
+    ) -> SourceFilter:
+        entries = [entry.strip().lower() for entry in domains or () if entry.strip()]
+        include = tuple(e for e in entries if not e.startswith("-"))
+        exclude = tuple(e[1:].strip() for e in entries if e.startswith("-") and e[1:].strip())
+        preferred = tuple(e.strip().lower() for e in prefer or () if e.strip())
+        return cls(include, exclude, preferred, recency)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.include or self.exclude or self.prefer or self.recency)
+
+    def apply(self, hits: list[SearchHit], catalog: Catalog, now: float | None = None) -> list[SearchHit]:
+        kept = [hit for hit in hits if self._accepts(hit)]
+        if self.recency:
+            oldest = (now or time.time()) - RECENCY_SECONDS[self.recency]
+            documents = _documents(catalog, kept)
+            kept = [
+                h for h in kept if h.document_id in documents and documents[h.document_id].mtime >= oldest
+            ]
+        if self.prefer:
+            # A stable sort: preferred hits first, each group still in retrieval order.
+            kept.sort(key=lambda hit: not any(_matches(entry, hit) for entry in self.prefer))
+        return kept
+
+    def _accepts(self, hit: SearchHit) -> bool:
+        if self.include and not any(_matches(entry, hit) for entry in self.include):
+            return False
+        return not any(_matches(entry, hit) for entry in self.exclude)
+
+
+def _matches(entry: str, hit: SearchHit) -> bool:
+    host = (urlparse(hit.url).hostname or "") if hit.url else ""
+    if host and (host == entry or host.endswith("." + entry)):
+        return True
+    return entry in hit.path.lower()
+
+
+class FilteredRetriever(HybridRetriever):
+    """The hybrid retriever with a request's `SourceFilter` applied to its hits."""
+
+    def __init__(self, base: HybridRetriever, source_filter: SourceFilter) -> None:
+        super().__init__(base.catalog, base.vectors, base.embedder)
+        self.source_filter = source_filter
+
+    def search(self, query: str, params: RetrievalParams | None = None) -> list[SearchHit]:
+        params = params or RetrievalParams()
+        if not self.source_filter.active:
+            return super().search(query, params)
+        deepest = max(params.keyword_candidates, params.dense_candidates, params.limit)
+        wide = dataclasses.replace(params, limit=min(params.limit * FILTER_WIDENING, deepest))
+        hits = self.source_filter.apply(super().search(query, wide), self.catalog)
+        return hits[: params.limit]

@@ -1,0 +1,118 @@
+"""What one server holds: the application, its models, the admission pools and the metrics."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio
+from fastapi import Depends, Request
+
+from footnote.application import Application
+from footnote.config import Settings
+from footnote.errors import FootnoteError
+from footnote.server.admission import AdmissionPool
+from footnote.server.errors import ApiError
+from footnote.server.metrics import Metrics
+
+LoadState = Literal["idle", "loading", "ready", "failed"]
+T = TypeVar("T")
+
+
+class ModelHost:
+    """Loads the application's models once, and lets one answer at a time use the LLM.
+
+    `Application` builds its models lazily and is not safe to build from two threads at
+    once; every route reaches models through `retrieval()` or `generation()`, which load
+    under a lock. One llama.cpp instance must never run in two threads: an answer holds
+    `generation_lock` for its whole run.
+    """
+
+    def __init__(self, application: Application) -> None:
+        self.application = application
+        self.generation_lock = threading.Lock()
+        self._load_lock = threading.Lock()
+        self.state: LoadState = "idle"
+        self.error: str | None = None
+
+    def retrieval(self) -> Application:
+        """The application with its embedder and vector index loaded (blocking)."""
+        with self._load_lock:
+            return self._load(with_generator=False)
+
+    def generation(self) -> Application:
+        """The application with every model loaded (blocking)."""
+        with self._load_lock:
+            return self._load(with_generator=True)
+
+    def _load(self, with_generator: bool) -> Application:
+        app = self.application
+        if self.state == "ready":
+            return app
+        try:
+            app.embedder  # noqa: B018  (the properties load the models)
+            app.vectors  # noqa: B018
+            if with_generator:
+                app.generator  # noqa: B018
+                self.state = "ready"
+        except FootnoteError as exc:
+            # Whatever the core calls it (a missing file is a NotFoundError), for a client
+            # it means the service cannot answer now.
+            self.state, self.error = "failed", str(exc)
+            raise ApiError(503, f"the models could not be loaded: {exc}", code="model_unavailable") from exc
+        return app
+
+    def preload(self) -> None:
+        self.state = "loading"
+        # A failure is recorded in `state` and `error`, and /readyz reports it.
+        with suppress(ApiError):
+            self.generation()
+
+    def model_names(self) -> tuple[str, str]:
+        """The LLM's and the embedder's names (loads the models if they are not yet)."""
+        app = self.generation()
+        return app.generator.name, app.embedder.name
+
+
+@dataclass
+class ServerState:
+    settings: Settings
+    models: ModelHost
+    generation: AdmissionPool
+    work: AdmissionPool
+    metrics: Metrics
+    executor: ThreadPoolExecutor
+    ingest_lock: threading.Lock = field(default_factory=threading.Lock)
+    started: float = field(default_factory=time.time)
+
+    @property
+    def application(self) -> Application:
+        return self.models.application
+
+    async def run_work(self, function: Callable[..., T], *args: Any) -> T:
+        """Run blocking work (search, embedding, ingest) in a thread, admitted by the work pool."""
+        slot = await self.work.acquire()
+        try:
+            # Not abandoned on cancel: the slot is held until the thread is really done.
+            return await anyio.to_thread.run_sync(function, *args)
+        finally:
+            slot.release()
+
+    def max_tokens(self, requested: int | None) -> int:
+        """The answer budget: what was asked, within the server's cap and the context window."""
+        settings = self.settings
+        cap = min(settings.max_tokens_cap, settings.context_tokens // 2 - 1)
+        return max(1, min(requested or settings.answer_tokens, cap))
+
+
+def server_state(request: Request) -> ServerState:
+    state: ServerState = request.app.state.footnote
+    return state
+
+
+State = Annotated[ServerState, Depends(server_state)]

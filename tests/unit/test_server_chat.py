@@ -1,0 +1,186 @@
+"""POST /v1/chat/completions with the test-double models: OpenAI and Perplexity shapes."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from footnote.answer.prompt import NO_ANSWER
+from footnote.models.base import GenerationParams
+from tests.unit.server_fixtures import (
+    APPLE_REPLY,
+    RecordingGenerator,
+    ask_body,
+    build,
+    sse_payloads,
+    streamed_text,
+    write_corpus,
+)
+
+
+def test_completion_has_openai_and_perplexity_fields(tmp_path: Path) -> None:
+    server, _ = build(tmp_path, [APPLE_REPLY])
+    with TestClient(server) as client:
+        response = client.post("/v1/chat/completions", json=ask_body())
+    assert response.status_code == 200
+    body = response.json()
+    assert body["id"].startswith("chatcmpl-") and body["object"] == "chat.completion"
+    assert isinstance(body["created"], int) and body["model"] == "scripted"
+    choice = body["choices"][0]
+    assert choice["message"] == {"role": "assistant", "content": APPLE_REPLY}
+    assert choice["finish_reason"] == "stop"
+    usage = body["usage"]
+    assert usage["completion_tokens"] > 0 and usage["prompt_tokens"] > 0
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+    assert body["citations"][0].startswith("file://") and body["citations"][0].endswith("orchard.md")
+    first = body["search_results"][0]
+    assert first["url"] == body["citations"][0] and first["source"] == "attachment"
+    assert first["title"] == "Orchard Notes" and "cold winter" in first["snippet"]
+    assert len(first["date"]) == 10 and first["last_updated"] == first["date"]
+    assert "related_questions" not in body
+    detail = body["footnote"]
+    assert detail["answer"] == choice["message"]["content"]
+    assert all(sentence["citations"] == [1] for sentence in detail["sentences"])
+    assert detail["citations"][0]["quote"] in detail["sources"][0]["text"]
+
+
+def test_streamed_text_equals_the_completion_and_ends_with_done(tmp_path: Path) -> None:
+    server, _ = build(tmp_path, [APPLE_REPLY, APPLE_REPLY])
+    with TestClient(server) as client:
+        whole = client.post("/v1/chat/completions", json=ask_body()).json()
+        body = ask_body(stream=True, stream_options={"include_usage": True})
+        with client.stream("POST", "/v1/chat/completions", json=body) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            payloads = sse_payloads(response.iter_lines())
+    assert payloads[-1] == "[DONE]"
+    chunks = payloads[:-1]
+    assert all(chunk["object"] == "chat.completion.chunk" for chunk in chunks)
+    assert len({chunk["id"] for chunk in chunks}) == 1
+    assert chunks[0]["choices"][0]["delta"]["role"] == "assistant"
+    assert chunks[0]["citations"] == whole["citations"]
+    assert chunks[0]["search_results"] == whole["search_results"]
+    assert streamed_text(chunks) == whole["choices"][0]["message"]["content"]
+    assert len([c for c in chunks if c["choices"] and c["choices"][0]["delta"].get("content")]) >= 2
+    finish = [c for c in chunks if c["choices"] and c["choices"][0]["finish_reason"]]
+    assert len(finish) == 1 and finish[0]["choices"][0]["finish_reason"] == "stop"
+    assert finish[0]["footnote"]["answer"] == streamed_text(chunks)
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == whole["usage"]
+
+
+def test_related_questions_only_when_asked(tmp_path: Path) -> None:
+    server, _ = build(tmp_path, [APPLE_REPLY])
+    with TestClient(server) as client:
+        body = client.post("/v1/chat/completions", json=ask_body(return_related_questions=True)).json()
+    assert body["related_questions"] == []
+
+
+def test_max_tokens_is_capped_by_the_server(tmp_path: Path) -> None:
+    long_reply = " ".join(["Apple trees need a cold winter."] * 20)
+    server, _ = build(tmp_path, [long_reply], max_tokens_cap=16)
+    with TestClient(server) as client:
+        body = client.post("/v1/chat/completions", json=ask_body(max_tokens=100_000)).json()
+    assert body["usage"]["completion_tokens"] == 16
+    assert body["choices"][0]["finish_reason"] == "length"
+
+
+def test_stop_and_sampling_parameters_reach_the_model(tmp_path: Path) -> None:
+    generator = RecordingGenerator([APPLE_REPLY, APPLE_REPLY])
+    server, _ = build(tmp_path, generator=generator)
+    with TestClient(server) as client:
+        fields: dict[str, Any] = {
+            "stop": [" Bees"],
+            "temperature": 0.7,
+            "top_p": 0.9,
+            "seed": 7,
+            "max_tokens": 100,
+        }
+        body = client.post("/v1/chat/completions", json=ask_body(**fields)).json()
+        client.post("/v1/chat/completions", json=ask_body(stop="never"))
+    assert body["choices"][0]["message"]["content"] == "Apple trees need a cold winter to set fruit well [1]."
+    assert generator.params[0] == GenerationParams(100, 0.7, 0.9, (" Bees",), 7)
+    # Unset fields take the server's settings.
+    assert generator.params[1] == GenerationParams(256, 0.0, 1.0, ("never",), 0)
+
+
+def test_the_last_user_message_is_the_question(tmp_path: Path) -> None:
+    generator = RecordingGenerator([APPLE_REPLY])
+    server, _ = build(tmp_path, generator=generator)
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Tell me about glaciers."},
+        {"role": "assistant", "content": "Glaciers are ice."},
+        {"role": "user", "content": [{"type": "text", "text": "What do apple trees need?"}]},
+    ]
+    with TestClient(server) as client:
+        response = client.post("/v1/chat/completions", json={"messages": messages})
+    assert response.status_code == 200
+    assert generator.calls[0][-1].content.endswith("Question: What do apple trees need?")
+
+
+def test_domain_filter_includes_and_excludes_sources(tmp_path: Path) -> None:
+    server, _ = build(tmp_path, [APPLE_REPLY, APPLE_REPLY])
+    with TestClient(server) as client:
+        only = client.post("/v1/chat/completions", json=ask_body(search_domain_filter=["orchard"])).json()
+        without = client.post("/v1/chat/completions", json=ask_body(search_domain_filter=["-orchard"])).json()
+    assert only["citations"] and all(uri.endswith("orchard.md") for uri in only["citations"])
+    assert without["citations"] and not any(uri.endswith("orchard.md") for uri in without["citations"])
+
+
+def test_recency_filter_drops_old_documents(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "corpus")
+    server, application = build(tmp_path, [APPLE_REPLY], ingest=False)
+    two_days_ago = time.time() - 2 * 86400
+    for path in corpus.iterdir():
+        os.utime(path, (two_days_ago, two_days_ago))
+    application.ingest([corpus])
+    with TestClient(server) as client:
+        recent = client.post("/v1/chat/completions", json=ask_body(search_recency_filter="day")).json()
+        search = client.post("/v1/search", json={"query": "apple", "search_recency_filter": "week"}).json()
+    assert recent["citations"] == [] and recent["choices"][0]["message"]["content"] == NO_ANSWER
+    assert search["results"]
+
+
+def test_bad_requests_get_openai_error_objects(tmp_path: Path) -> None:
+    server, _ = build(tmp_path)
+    with TestClient(server) as client:
+        no_user = client.post("/v1/chat/completions", json={"messages": [{"role": "system", "content": "x"}]})
+        blank = client.post("/v1/chat/completions", json=ask_body("   "))
+        too_hot = client.post("/v1/chat/completions", json=ask_body(temperature=5))
+        bad_json = client.post(
+            "/v1/chat/completions", content=b'{"messages": [', headers={"content-type": "application/json"}
+        )
+        not_object = client.post("/v1/chat/completions", json=["x"])
+        two = client.post("/v1/chat/completions", json=ask_body(n=2))
+        too_long = client.post("/v1/chat/completions", json=ask_body("why " * 2000))
+        surrogate = client.post(
+            "/v1/chat/completions",
+            content=b'{"messages": [{"role": "user", "content": "apple \\ud800 trees"}]}',
+            headers={"content-type": "application/json"},
+        )
+    assert no_user.status_code == 400 and no_user.json()["error"]["param"] == "messages"
+    assert blank.status_code == 400
+    assert too_hot.status_code == 422
+    assert too_hot.json()["error"] == {
+        "message": too_hot.json()["error"]["message"],
+        "type": "invalid_request_error",
+        "param": "temperature",
+        "code": "invalid_value",
+    }
+    assert bad_json.status_code == 400 and "not valid JSON" in bad_json.json()["error"]["message"]
+    assert not_object.status_code == 400
+    assert two.status_code == 422 and two.json()["error"]["param"] == "n"
+    assert too_long.status_code == 400 and "4,000" in too_long.json()["error"]["message"]
+    assert surrogate.status_code == 422 and surrogate.json()["error"]["param"] == "messages.0.content"
+
+
+def test_a_bad_streamed_question_still_gets_a_status(tmp_path: Path) -> None:
+    server, _ = build(tmp_path)
+    with TestClient(server) as client:
+        response = client.post("/v1/chat/completions", json=ask_body("why " * 2000, stream=True))
+    assert response.status_code == 400
+    assert response.json()["error"]["type"] == "invalid_request_error"

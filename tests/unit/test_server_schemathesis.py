@@ -1,0 +1,113 @@
+"""Property-based API test: generated requests against the served OpenAPI spec.
+
+Schemathesis reads /openapi.json from the app in-process (ASGI, test-double models),
+generates valid and invalid requests for every operation, and checks that none gets a
+5xx and that every response matches the spec (status, content type, body schema).
+A bounded number of examples per operation keeps it to well under two minutes.
+
+One built-in check is left out: `positive_data_acceptance` expects every request that
+fits the schema to succeed, but some rules cannot be written in a JSON schema (a chat
+needs a user message with text; an upload needs a supported file type; `dimensions`
+must equal the embedder's). Those requests get a 400 or 415 error object, which the
+other checks still hold to the spec.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import checks
+from schemathesis.generation.modes import GenerationMode
+from schemathesis.specs.openapi.schemas import OpenApiSchema
+
+from footnote.application import create_app
+from footnote.config import Settings
+from footnote.server import create_server
+from tests.fakes import HashingEmbedder, ScriptedGenerator
+from tests.unit.server_fixtures import APPLE_REPLY, write_corpus
+
+EXAMPLES = 25  # per operation and mode
+
+
+def _server(home: Path) -> object:
+    config = Settings(home=home / "home", preload_models=False, max_queue=100)
+    # Plenty of replies: every generated chat request that passes validation uses one.
+    application = create_app(
+        config, embedder=HashingEmbedder(), generator=ScriptedGenerator([APPLE_REPLY] * 5000)
+    )
+    application.ingest([write_corpus(home / "corpus")])
+    return create_server(config, application)
+
+
+# Every operation of the spec; a test below keeps this list equal to the served spec.
+OPERATIONS = [
+    ("POST", "/v1/chat/completions"),
+    ("POST", "/v1/search"),
+    ("POST", "/v1/query"),
+    ("POST", "/query"),
+    ("POST", "/v1/embeddings"),
+    ("GET", "/v1/models"),
+    ("GET", "/v1/models/{model_id}"),
+    ("GET", "/v1/documents"),
+    ("POST", "/v1/documents"),
+    ("GET", "/v1/documents/{document_id}"),
+    ("DELETE", "/v1/documents/{document_id}"),
+    ("POST", "/v1/documents/reindex"),
+    ("GET", "/healthz"),
+    ("GET", "/readyz"),
+    ("GET", "/metrics"),
+]
+
+
+@pytest.fixture(scope="module")
+def api_schema(tmp_path_factory: pytest.TempPathFactory) -> OpenApiSchema:
+    return schemathesis.openapi.from_asgi("/openapi.json", _server(tmp_path_factory.mktemp("schemathesis")))
+
+
+def test_the_operation_list_is_the_served_spec(api_schema: OpenApiSchema) -> None:
+    served = {
+        (method.upper(), path)
+        for path, methods in api_schema.raw_schema["paths"].items()
+        for method in methods
+    }
+    assert served == set(OPERATIONS)
+
+
+# Operations whose every request fits the schema (no body, no constrained parameter).
+NO_INVALID_INPUT = {
+    ("GET", "/v1/models"),
+    ("GET", "/v1/models/{model_id}"),
+    ("GET", "/v1/documents"),
+    ("POST", "/v1/documents/reindex"),
+    ("GET", "/healthz"),
+    ("GET", "/readyz"),
+    ("GET", "/metrics"),
+}
+CASES = [(method, path, GenerationMode.POSITIVE) for method, path in OPERATIONS] + [
+    (method, path, GenerationMode.NEGATIVE)
+    for method, path in OPERATIONS
+    if (method, path) not in NO_INVALID_INPUT
+]
+
+
+@pytest.mark.parametrize(("method", "path", "mode"), CASES)
+def test_no_server_errors_and_responses_match_the_spec(
+    api_schema: OpenApiSchema, method: str, path: str, mode: GenerationMode
+) -> None:
+    operation = api_schema[path][method]
+
+    @given(case=operation.as_strategy(generation_mode=mode))
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    def check(case: schemathesis.Case) -> None:
+        case.call_and_validate(excluded_checks=[checks.positive_data_acceptance])
+
+    try:
+        check()
+    except Unsatisfiable:
+        if mode is GenerationMode.POSITIVE:
+            raise
+        pytest.skip(f"every request to {method} {path} fits its schema: no invalid one to send")
