@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from footnote import __version__
 from footnote.application import Application, create_app
 from footnote.cli import output
+from footnote.cli.serve import serve
 from footnote.config import Settings
 from footnote.errors import FootnoteError
 
@@ -77,9 +78,10 @@ def ask(
 
     footnote = open_app()
     answer = None
+    printer = output.SentencePrinter()
     for event in footnote.ask_stream(question):
         if isinstance(event, SentenceEvent) and not json_output:
-            output.print_sentence(event.sentence, first=event.index == 0)
+            printer.print(event.sentence)
         elif isinstance(event, DoneEvent):
             answer = event.answer
     assert answer is not None
@@ -173,6 +175,9 @@ def models_verify(
             output.console.print(f"{result['name']}: {mark}")
     if not all(r["ok"] for r in results):
         raise typer.Exit(code=1)
+
+
+app.command()(serve)
 
 
 def run() -> None:
