@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from footnote.server.schemas import Text
 
@@ -21,11 +21,15 @@ DomainEntry = Annotated[str, Field(max_length=253)]
 class ContentPart(BaseModel):
     """One part of a message's content; only `text` parts are read."""
 
+    model_config = ConfigDict(strict=True)
+
     type: str = Field(max_length=64)
     text: Text | None = None
 
 
 class ChatMessage(BaseModel):
+    model_config = ConfigDict(strict=True)
+
     role: Literal["system", "developer", "user", "assistant", "tool", "function"]
     content: Text | list[ContentPart] | None = None
 
@@ -37,10 +41,15 @@ class ChatMessage(BaseModel):
 
 
 class StreamOptions(BaseModel):
+    model_config = ConfigDict(strict=True)
+
     include_usage: bool = False
 
 
 class ChatCompletionRequest(BaseModel):
+    # Strict: JSON `true` is not the number 1, nor "5" the number 5.
+    model_config = ConfigDict(strict=True)
+
     model: str | None = Field(None, max_length=256, description="accepted and ignored: one LLM is served")
     messages: list[ChatMessage] = Field(min_length=1, max_length=256)
     stream: bool = False

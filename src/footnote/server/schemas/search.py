@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from footnote.server.schemas import Text
 from footnote.server.schemas.chat import MAX_DOMAIN_FILTERS, DomainEntry, Recency, SearchResult
@@ -14,6 +14,9 @@ PreferenceEntry = Annotated[str, Field(max_length=253)]
 
 
 class SearchRequest(BaseModel):
+    # Strict: JSON `true` is not the number 1, nor "5" the number 5.
+    model_config = ConfigDict(strict=True)
+
     query: QueryText | Annotated[list[QueryText], Field(min_length=1, max_length=5)] = Field(
         description="one query, or up to 5 answered in one call (results then come per query)"
     )
@@ -31,6 +34,8 @@ class SearchResponse(BaseModel):
 
 
 class QueryRequest(BaseModel):
+    model_config = ConfigDict(strict=True)
+
     query: QueryText
     source_preference: PreferenceEntry | Annotated[list[PreferenceEntry], Field(max_length=20)] | None = (
         Field(None, description="domains or file-path pieces whose sources are offered to the model first")
@@ -38,6 +43,8 @@ class QueryRequest(BaseModel):
 
 
 class SimpleQueryRequest(BaseModel):
+    model_config = ConfigDict(strict=True)
+
     q: QueryText
     model: str | None = Field(None, max_length=256, description="accepted and ignored: one LLM is served")
     max_results: int | None = Field(None, ge=1, le=20, description="sources offered to the model")
