@@ -83,7 +83,15 @@ class Application:
 
     def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:
         s = self.settings
-        return RetrievalParams(limit, s.keyword_candidates, s.dense_candidates, s.rrf_k, mode)
+        return RetrievalParams(
+            limit,
+            s.keyword_candidates,
+            s.dense_candidates,
+            s.rrf_k,
+            mode,
+            s.rrf_keyword_weight,
+            s.rrf_dense_weight,
+        )
 
     # --- what the edges call ---------------------------------------------------------------
 

@@ -13,6 +13,8 @@ from pydantic import ValidationError
 from footnote import __version__
 from footnote.application import Application, create_app
 from footnote.cli import output
+from footnote.cli.evaluate import eval_app
+from footnote.cli.ppl import ppl
 from footnote.cli.serve import serve
 from footnote.config import Settings
 from footnote.errors import FootnoteError
@@ -26,6 +28,8 @@ docs_app = typer.Typer(help="List and remove ingested documents.", no_args_is_he
 models_app = typer.Typer(help="List and verify models.", no_args_is_help=True)
 app.add_typer(docs_app, name="docs")
 app.add_typer(models_app, name="models")
+app.add_typer(eval_app, name="eval")
+app.command()(ppl)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 

@@ -18,10 +18,11 @@ from typing import Literal
 
 from footnote.errors import LoaderError
 from footnote.ingest.chunker import chunk_document
+from footnote.ingest.document import Document
 from footnote.ingest.loaders import SUPPORTED_SUFFIXES, load_document
 from footnote.models.base import Embedder
 from footnote.store.catalog import Catalog
-from footnote.store.vectors import VectorIndex
+from footnote.store.vectors import Metadata, VectorIndex
 
 Status = Literal["new", "changed", "unchanged", "failed"]
 # Room left in the embedder's window for the title and heading path put before each chunk.
@@ -146,6 +147,36 @@ class Ingestor:
         self.catalog.replace_document(document, content_hash, stat.st_size, stat.st_mtime, chunks)
         return FileOutcome(key, "new" if existing is None else "changed", len(chunks))
 
+    def ingest_documents(
+        self,
+        documents: Iterable[Document],
+        mtime: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Ingest documents built in memory (no file behind them), keyed by `Document.path`.
+
+        Incremental like `ingest`: a document whose title and text are unchanged is skipped.
+        """
+        started = time.perf_counter()
+        report = IngestReport()
+        self.reconcile()
+        stamp = time.time() if mtime is None else mtime
+        for document in documents:
+            report.files.append(self._ingest_document(document, stamp))
+        report.chunks_embedded = self.embed_pending(progress)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _ingest_document(self, document: Document, mtime: float) -> FileOutcome:
+        content = f"{document.title}\n{document.text}".encode()
+        content_hash = hashlib.sha256(content).hexdigest()
+        existing = self.catalog.document_by_path(document.path)
+        if existing is not None and existing.content_hash == content_hash:
+            return FileOutcome(document.path, "unchanged", existing.chunk_count)
+        chunks = chunk_document(document, self.embedder.count_tokens, self.max_tokens, self.overlap)
+        self.catalog.replace_document(document, content_hash, len(content), mtime, chunks)
+        return FileOutcome(document.path, "new" if existing is None else "changed", len(chunks))
+
     def embed_pending(self, progress: ProgressCallback | None = None) -> int:
         """Embed every chunk the vector index lacks; returns how many were embedded."""
         total = self.catalog.count_pending()
@@ -153,11 +184,16 @@ class Ingestor:
         while batch := self.catalog.pending_chunks(limit=max(self.batch_size * 8, 256)):
             vectors = self.embedder.embed_many([c.embedding_text() for c in batch], self.batch_size)
             ids = [c.id for c in batch]
-            self.vectors.upsert(ids, vectors)
+            metadata: list[Metadata] = [
+                {"document_id": c.document_id, "format": c.format, "mtime": c.mtime} for c in batch
+            ]
+            self.vectors.upsert(ids, vectors, metadata)
             self.catalog.mark_embedded(ids)
             done += len(batch)
             if progress:
                 progress(Progress("embed", done, total))
+        # Replaced chunks' vectors go only now, so a search meanwhile finds the old version.
+        self.reconcile()
         return done
 
     def reconcile(self) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from footnote.retrieval.cjk import query_grams, without_cjk
+
 _TERM = re.compile(r"\w+", re.UNICODE)
 # Common English function words: they match nearly every chunk and only dilute BM25.
 STOP_WORDS = frozenset(
@@ -19,8 +21,15 @@ MAX_TERMS = 64
 
 
 def fts_query(text: str) -> str:
-    """An OR of quoted terms from `text`, stop words dropped unless nothing else is left."""
-    terms = [t.lower() for t in _TERM.findall(text)]
-    content = [t for t in terms if t not in STOP_WORDS] or terms
+    """An OR of quoted terms from `text`, stop words dropped unless nothing else is left.
+
+    Chinese, Japanese and Korean runs become character bigrams, matched in the grams column.
+    """
+    terms = [t.lower() for t in _TERM.findall(without_cjk(text))]
+    grams = [f'"{gram}"' for gram in query_grams(text)[:MAX_TERMS]]
+    content = [t for t in terms if t not in STOP_WORDS] or ([] if grams else terms)
     unique = list(dict.fromkeys(content))[:MAX_TERMS]
-    return " OR ".join(f'"{term}"' for term in unique)
+    words = [f'"{term}"' for term in unique]
+    if grams:
+        words.append(f"grams : ({' OR '.join(grams)})")
+    return " OR ".join(words)

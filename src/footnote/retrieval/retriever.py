@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from footnote.errors import QueryError
 from footnote.models.base import Embedder
+from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.fusion import reciprocal_rank_fusion
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.keyword import fts_query
@@ -22,6 +23,9 @@ class RetrievalParams:
     dense_candidates: int = 50
     rrf_k: int = 60
     mode: str = "hybrid"  # hybrid | keyword | dense
+    keyword_weight: float = 1.0
+    dense_weight: float = 1.0
+    filters: SearchFilter | None = None  # applied inside both retrievers
 
 
 class HybridRetriever:
@@ -38,14 +42,23 @@ class HybridRetriever:
         query = query[:MAX_QUERY_CHARS]
         keyword: list[tuple[int, float]] = []
         dense: list[tuple[int, float]] = []
+        filters = params.filters if params.filters is not None and params.filters.active else None
         if params.mode in ("hybrid", "keyword"):
-            keyword = self.catalog.keyword_search(fts_query(query), params.keyword_candidates)
+            keyword = self.catalog.keyword_search(fts_query(query), params.keyword_candidates, filters)
         if params.mode in ("hybrid", "dense"):
-            dense = self.vectors.query(self.embedder.embed(query), params.dense_candidates)
-        fused = reciprocal_rank_fusion([[i for i, _ in keyword], [i for i, _ in dense]], k=params.rrf_k)[
-            : params.limit
-        ]
+            dense = self._dense(query, params.dense_candidates, filters)
+        rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
+        weights = [params.keyword_weight, params.dense_weight]
+        fused = reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)[: params.limit]
         return self._hits(fused, keyword, dense)
+
+    def _dense(self, query: str, limit: int, filters: SearchFilter | None) -> list[tuple[int, float]]:
+        if filters is None:
+            return self.vectors.query(self.embedder.embed(query), limit)
+        allowed = self.catalog.document_ids(filters) if filters.filters_paths else None
+        if allowed == []:
+            return []
+        return self.vectors.query(self.embedder.embed(query), limit, filters.chroma_where(allowed))
 
     def _hits(
         self, fused: list[tuple[int, float]], keyword: list[tuple[int, float]], dense: list[tuple[int, float]]

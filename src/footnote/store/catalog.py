@@ -19,6 +19,8 @@ from pathlib import Path
 
 from footnote.errors import StoreError
 from footnote.ingest.document import Chunk, Document
+from footnote.retrieval.cjk import index_grams
+from footnote.retrieval.filters import SearchFilter
 from footnote.store.migrations import migrate
 
 
@@ -50,6 +52,8 @@ class ChunkRecord:
     path: str
     title: str
     url: str | None
+    format: str = ""
+    mtime: float = 0.0
 
     def embedding_text(self) -> str:
         return Chunk(self.ordinal, self.text, self.start, self.end, self.heading_path).embedding_text(
@@ -57,10 +61,13 @@ class ChunkRecord:
         )
 
 
+# BM25 weight of each keyword-index column: text, heading, title, grams (CJK bigrams).
+BM25_COLUMN_WEIGHTS = (1.0, 0.5, 1.0, 1.0)
+_BM25_WEIGHTS = ", ".join(str(weight) for weight in BM25_COLUMN_WEIGHTS)
 _DOCUMENT_COLUMNS = "d.id, d.path, d.content_hash, d.format, d.title, d.url, d.size, d.mtime, d.ingested_at"
 _CHUNK_COLUMNS = (
     "c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.page, c.heading_path, c.token_count, "
-    "d.path, d.title, d.url"
+    "d.path, d.title, d.url, d.format, d.mtime"
 )
 
 
@@ -78,6 +85,8 @@ def _chunk_record(row: sqlite3.Row) -> ChunkRecord:
         path=row[9],
         title=row[10],
         url=row[11],
+        format=row[12],
+        mtime=row[13],
     )
 
 
@@ -183,9 +192,10 @@ class Catalog:
                         chunk.token_count,
                     ),
                 )
+                grams = index_grams(f"{document.title} {heading_text} {chunk.text}")
                 db.execute(
-                    "INSERT INTO chunks_fts (rowid, text, heading, title) VALUES (?, ?, ?, ?)",
-                    (cursor.lastrowid, chunk.text, heading_text, document.title),
+                    "INSERT INTO chunks_fts (rowid, text, heading, title, grams) VALUES (?, ?, ?, ?, ?)",
+                    (cursor.lastrowid, chunk.text, heading_text, document.title, grams),
                 )
         return document_id
 
@@ -246,14 +256,33 @@ class Catalog:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
 
-    def keyword_search(self, match: str, limit: int) -> list[tuple[int, float]]:
+    def keyword_search(
+        self, match: str, limit: int, filters: SearchFilter | None = None
+    ) -> list[tuple[int, float]]:
         """Chunk ids and BM25 scores (higher is better) for an FTS5 MATCH expression."""
         if not match:
             return []
-        query = (
-            "SELECT rowid, bm25(chunks_fts, 1.0, 0.5, 0.3) AS rank FROM chunks_fts "
-            "WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?"
-        )
+        if filters is None or not filters.active:
+            query = (
+                f"SELECT rowid, bm25(chunks_fts, {_BM25_WEIGHTS}) AS rank FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?"
+            )
+            args: list[object] = [match, limit]
+        else:
+            where, where_args = filters.sql("d")
+            query = (
+                f"SELECT f.rowid, bm25(chunks_fts, {_BM25_WEIGHTS}) AS rank FROM chunks_fts f "
+                "JOIN chunks c ON c.id = f.rowid JOIN documents d ON d.id = c.document_id "
+                f"WHERE chunks_fts MATCH ? AND {where} ORDER BY rank, f.rowid LIMIT ?"
+            )
+            args = [match, *where_args, limit]
         with self._lock:
-            rows = self._db.execute(query, (match, limit)).fetchall()
+            rows = self._db.execute(query, args).fetchall()
         return [(int(row[0]), -float(row[1])) for row in rows]
+
+    def document_ids(self, filters: SearchFilter) -> list[int]:
+        """Ids of the documents `filters` lets through."""
+        where, args = filters.sql("d")
+        with self._lock:
+            rows = self._db.execute(f"SELECT d.id FROM documents d WHERE {where} ORDER BY d.id", args)
+            return [int(row[0]) for row in rows]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from footnote.retrieval.cjk import index_grams
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,
@@ -45,6 +47,27 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE TABLE vector_tombstones (chunk_id INTEGER PRIMARY KEY);
         """,
     ),
+    (
+        2,
+        "keyword index: a grams column of CJK characters and bigrams",
+        """
+        -- FTS5 tables cannot gain a column: rebuild the index from the chunks.
+        -- footnote_cjk_grams is registered on the connection by migrate().
+        DROP TABLE chunks_fts;
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            text, heading, title, grams, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO chunks_fts (rowid, text, heading, title, grams)
+        WITH headed AS (
+            SELECT c.id, c.text, d.title, coalesce(
+                (SELECT group_concat(value, ' > ') FROM json_each(c.heading_path)), ''
+            ) AS heading
+            FROM chunks c JOIN documents d ON d.id = c.document_id
+        )
+        SELECT id, text, heading, title, footnote_cjk_grams(title || ' ' || heading || ' ' || text)
+        FROM headed;
+        """,
+    ),
 ]
 
 
@@ -54,6 +77,7 @@ def migrate(connection: sqlite3.Connection) -> int:
         "CREATE TABLE IF NOT EXISTS schema_migrations "
         "(version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at REAL NOT NULL)"
     )
+    connection.create_function("footnote_cjk_grams", 1, index_grams, deterministic=True)
     applied = {row[0] for row in connection.execute("SELECT version FROM schema_migrations")}
     for version, description, script in MIGRATIONS:
         if version in applied:

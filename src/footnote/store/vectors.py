@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from footnote.errors import StoreError
 from footnote.models.base import Vector
+
+Metadata = Mapping[str, str | int | float]
 
 INDEX_FORMAT_VERSION = 1
 
@@ -22,11 +24,16 @@ class VectorIndex(ABC):
     """Vectors keyed by chunk id."""
 
     @abstractmethod
-    def upsert(self, ids: Sequence[int], vectors: Sequence[Vector]) -> None: ...
+    def upsert(
+        self, ids: Sequence[int], vectors: Sequence[Vector], metadata: Sequence[Metadata] | None = None
+    ) -> None:
+        """Store vectors, with per-chunk metadata (document_id, format, mtime) that `where` can filter."""
 
     @abstractmethod
-    def query(self, vector: Vector, limit: int) -> list[tuple[int, float]]:
-        """Nearest chunk ids with cosine similarity, best first."""
+    def query(
+        self, vector: Vector, limit: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[int, float]]:
+        """Nearest chunk ids with cosine similarity, best first; `where` is a Chroma metadata filter."""
 
     @abstractmethod
     def delete(self, ids: Sequence[int]) -> None: ...
@@ -71,16 +78,24 @@ class ChromaVectorIndex(VectorIndex):
         else:
             params_path.write_text(json.dumps(wanted, indent=2))
 
-    def upsert(self, ids: Sequence[int], vectors: Sequence[Vector]) -> None:
+    def upsert(
+        self, ids: Sequence[int], vectors: Sequence[Vector], metadata: Sequence[Metadata] | None = None
+    ) -> None:
         if ids:
-            self._collection.upsert(ids=[str(i) for i in ids], embeddings=[list(v) for v in vectors])
+            self._collection.upsert(
+                ids=[str(i) for i in ids],
+                embeddings=[list(v) for v in vectors],
+                metadatas=[dict(m) for m in metadata] if metadata else None,
+            )
 
-    def query(self, vector: Vector, limit: int) -> list[tuple[int, float]]:
+    def query(
+        self, vector: Vector, limit: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[int, float]]:
         total = self.count()
         if total == 0:
             return []
         result = self._collection.query(
-            query_embeddings=[list(vector)], n_results=min(limit, total), include=["distances"]
+            query_embeddings=[list(vector)], n_results=min(limit, total), include=["distances"], where=where
         )
         ids, distances = result["ids"][0], result["distances"][0]
         return [(int(i), 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]

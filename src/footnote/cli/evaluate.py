@@ -1,0 +1,80 @@
+"""`footnote eval`: measure retrieval quality on a BEIR-format dataset."""
+
+from __future__ import annotations
+
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from footnote.cli import output
+from footnote.config import Settings
+from footnote.errors import FootnoteError
+from footnote.evaluation.retrieval import MODES, ModeResult
+
+eval_app = typer.Typer(help="Measure retrieval quality.", no_args_is_help=True)
+
+
+@eval_app.command("retrieval")
+def retrieval(
+    dataset_dir: Annotated[
+        Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")
+    ],
+    limit_queries: Annotated[
+        int | None, typer.Option("--limit-queries", min=1, help="Run only the first N judged queries.")
+    ] = None,
+    split: Annotated[str, typer.Option(help="Which qrels file to judge against.")] = "test",
+    modes: Annotated[
+        list[str] | None, typer.Option("--mode", help="keyword, dense or hybrid (repeatable; default all).")
+    ] = None,
+    index_dir: Annotated[
+        Path | None,
+        typer.Option(help="Keep the index here and reuse it next time (default: a temporary folder)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+) -> None:
+    """Index the corpus in isolation, run every judged query, print nDCG@10, MRR@10, Recall@10/100."""
+    from footnote.application import create_app
+    from footnote.cli.progress import IngestProgress
+    from footnote.evaluation.beir import load_beir
+    from footnote.evaluation.retrieval import run_evaluation
+
+    chosen = modes or list(MODES)
+    unknown = [mode for mode in chosen if mode not in MODES]
+    if unknown:
+        raise FootnoteError(f"unknown --mode '{unknown[0]}'; use keyword, dense or hybrid")
+    dataset = load_beir(dataset_dir, split, limit_queries)
+
+    def show(result: ModeResult) -> None:
+        if not json_output:
+            output.errors.print(f"{result.mode}: nDCG@10 {result.ndcg_at_10:.4f}")
+
+    with ExitStack() as stack:
+        home = index_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="footnote-eval-")))
+        app = create_app(Settings(home=home))
+        stack.callback(app.close)
+        with IngestProgress(enabled=not json_output) as progress:
+            summary, results = run_evaluation(app, dataset, chosen, progress.update, show)
+    if json_output:
+        output.print_json({**summary, "split": split})
+    else:
+        _print_table(dataset.name, len(dataset.queries), results)
+
+
+def _print_table(name: str, queries: int, results: list[ModeResult]) -> None:
+    table = Table(title=f"{name}: {queries} queries")
+    for column in ("mode", "nDCG@10", "MRR@10", "Recall@10", "Recall@100", "queries/s"):
+        table.add_column(column, justify="left" if column == "mode" else "right")
+    for r in results:
+        table.add_row(
+            r.mode,
+            f"{r.ndcg_at_10:.4f}",
+            f"{r.mrr_at_10:.4f}",
+            f"{r.recall_at_10:.4f}",
+            f"{r.recall_at_100:.4f}",
+            f"{r.queries_per_second:.1f}",
+        )
+    output.console.print(table)

@@ -1,0 +1,153 @@
+"""Retrieval evaluation: index a BEIR corpus in isolation, run every judged query, score the rankings.
+
+Chunks are what footnote retrieves; a corpus document's rank is the rank of its
+best chunk (max over its chunks), which is how passage hits are judged against
+document-level qrels.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from footnote.application import Application
+from footnote.evaluation.beir import BeirDataset, CorpusRecord
+from footnote.evaluation.metrics import mean_metrics
+from footnote.ingest.document import Block, Document
+from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
+from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
+from footnote.store.catalog import BM25_COLUMN_WEIGHTS
+
+MODES = ("keyword", "dense", "hybrid")
+# Chunks fetched per query for every `depth` documents wanted: a document may have several chunks.
+CHUNKS_PER_DOCUMENT = 3
+PATH_PREFIX = "beir:"
+
+
+@dataclass(frozen=True)
+class ModeResult:
+    mode: str
+    ndcg_at_10: float
+    mrr_at_10: float
+    recall_at_10: float
+    recall_at_100: float
+    queries: int
+    seconds: float
+
+    @property
+    def queries_per_second(self) -> float:
+        return self.queries / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, float | int | str]:
+        return {**asdict(self), "queries_per_second": self.queries_per_second}
+
+
+def corpus_documents(records: Iterator[CorpusRecord]) -> Iterator[Document]:
+    """Documents built in memory from corpus records; the path carries the corpus id."""
+    for record in records:
+        text = record.text.strip() or record.title.strip() or record.id
+        yield Document(
+            path=f"{PATH_PREFIX}{record.id}",
+            format="text",
+            title=record.title.strip(),
+            text=text,
+            blocks=[Block(text, 0, len(text))],
+        )
+
+
+def index_dataset(
+    ingestor: Ingestor, dataset: BeirDataset, progress: ProgressCallback | None = None
+) -> IngestReport:
+    return ingestor.ingest_documents(corpus_documents(dataset.corpus()), mtime=0.0, progress=progress)
+
+
+def document_ranking(retriever: HybridRetriever, query: str, params: RetrievalParams) -> list[str]:
+    """Corpus ids, best first, each at the rank of its best chunk."""
+    if not query.strip():
+        return []
+    ids = [hit.path.removeprefix(PATH_PREFIX) for hit in retriever.search(query, params)]
+    return list(dict.fromkeys(ids))
+
+
+def evaluation_params(base: RetrievalParams, mode: str, depth: int = 100) -> RetrievalParams:
+    """`base` with every candidate list deep enough to rank `depth` documents."""
+    chunks = depth * CHUNKS_PER_DOCUMENT
+    return replace(
+        base,
+        mode=mode,
+        limit=chunks,
+        keyword_candidates=max(base.keyword_candidates, chunks),
+        dense_candidates=max(base.dense_candidates, chunks),
+    )
+
+
+def evaluate_mode(
+    retriever: HybridRetriever, dataset: BeirDataset, params: RetrievalParams, depth: int = 100
+) -> ModeResult:
+    run: dict[str, list[str]] = {}
+    started = time.perf_counter()
+    for query_id, text in dataset.queries.items():
+        run[query_id] = document_ranking(retriever, text, params)[:depth]
+    seconds = time.perf_counter() - started
+    scores = mean_metrics(run, dataset.qrels)
+    return ModeResult(
+        params.mode,
+        scores["ndcg@10"],
+        scores["mrr@10"],
+        scores["recall@10"],
+        scores["recall@100"],
+        len(dataset.queries),
+        seconds,
+    )
+
+
+def evaluate_retrieval(
+    retriever: HybridRetriever,
+    dataset: BeirDataset,
+    base: RetrievalParams,
+    modes: Sequence[str] = MODES,
+    depth: int = 100,
+    on_mode: Callable[[ModeResult], None] | None = None,
+) -> list[ModeResult]:
+    results = []
+    for mode in modes:
+        result = evaluate_mode(retriever, dataset, evaluation_params(base, mode, depth), depth)
+        results.append(result)
+        if on_mode:
+            on_mode(result)
+    return results
+
+
+def run_evaluation(
+    app: Application,
+    dataset: BeirDataset,
+    modes: Sequence[str] = MODES,
+    progress: ProgressCallback | None = None,
+    on_mode: Callable[[ModeResult], None] | None = None,
+) -> tuple[dict[str, Any], list[ModeResult]]:
+    """Index `dataset` into `app` (incrementally) and score `modes`; a summary for `--json` too."""
+    s = app.settings
+    ingestor = Ingestor(
+        app.catalog, app.vectors, app.embedder, s.chunk_tokens, s.chunk_overlap, s.embed_batch_size
+    )
+    report = index_dataset(ingestor, dataset, progress)
+    results = evaluate_retrieval(app.retriever(), dataset, app.retrieval_params(10), modes, on_mode=on_mode)
+    summary = {
+        "dataset": dataset.name,
+        "queries": len(dataset.queries),
+        "ingest": report.summary(),
+        "settings": {
+            "embedder": s.embedder,
+            "chunk_tokens": s.chunk_tokens,
+            "chunk_overlap": s.chunk_overlap,
+            "rrf_k": s.rrf_k,
+            "rrf_keyword_weight": s.rrf_keyword_weight,
+            "rrf_dense_weight": s.rrf_dense_weight,
+            "bm25_column_weights": list(BM25_COLUMN_WEIGHTS),
+            "candidate_chunks": evaluation_params(app.retrieval_params(10), "hybrid").keyword_candidates,
+        },
+        "results": [result.to_dict() for result in results],
+    }
+    return summary, results

@@ -1,0 +1,1 @@
+"""Scoring backends: llama.cpp in process, transformers (reference), remote OpenAI-compatible servers."""

@@ -1,0 +1,64 @@
+"""From a `--model` string to an open TokenScorer.
+
+- `smollm2-135m`, `path/to/model.gguf`: llama.cpp in process (SHA-256 checked for registered names).
+- `smollm2-135m@q8_0`: that model requantized with llama.cpp into FOOTNOTE_HOME/models, then as above.
+- `transformers:NAME|GGUF|FOLDER|ID`: the transformers reference (a GGUF is dequantized once and cached).
+- `http(s)://host:port/v1[#model]`: a remote OpenAI-compatible server with prompt logprobs;
+  tokens are made locally with the tokenizer of `tokenizer` (default: the configured LLM).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from footnote.config import Settings
+from footnote.models.registry import REGISTRY, resolve_llm
+from footnote.perplexity.scorer import TokenScorer
+
+TRANSFORMERS_PREFIX = "transformers:"
+
+
+def is_remote(spec: str) -> bool:
+    return spec.startswith(("http://", "https://"))
+
+
+def _local_gguf(spec: str, settings: Settings) -> Path:
+    name, _, quantization = spec.partition("@")
+    if quantization and (name in REGISTRY or name.endswith(".gguf")):
+        from footnote.perplexity.requantize import requantized
+
+        return requantized(resolve_llm(name), quantization, settings.model_cache)
+    return resolve_llm(spec)
+
+
+def open_scorer(
+    spec: str,
+    settings: Settings,
+    context_length: int = 512,
+    tokenizer: str | None = None,
+) -> TokenScorer:
+    """An open scorer for `spec` whose windows hold up to `context_length` tokens."""
+    if is_remote(spec):
+        from footnote.perplexity.backends.llamacpp import load_tokenizer
+        from footnote.perplexity.backends.remote import RemoteScorer
+
+        base_url, _, model = spec.partition("#")
+        vocab = load_tokenizer(_local_gguf(tokenizer or settings.llm, settings))
+        return RemoteScorer(base_url, vocab, model=model or None)
+    if spec.startswith(TRANSFORMERS_PREFIX):
+        from footnote.perplexity.backends.transformers import TransformersScorer
+
+        source = spec.removeprefix(TRANSFORMERS_PREFIX)
+        location: Path | str = source
+        if source in REGISTRY or source.endswith(".gguf"):
+            location = _local_gguf(source, settings)
+        cache = settings.model_cache / "transformers"
+        return TransformersScorer(location, cache_dir=cache, threads=settings.threads, display_name=spec)
+    from footnote.perplexity.backends.llamacpp import LlamaCppScorer
+
+    return LlamaCppScorer(
+        _local_gguf(spec, settings),
+        context_length=context_length,
+        threads=settings.threads,
+        display_name=spec,
+    )
