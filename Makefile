@@ -18,8 +18,8 @@ demo: install
 	FOOTNOTE_HOME=$(DEMO_HOME) $(BIN)/footnote ask "$(DEMO_QUESTION)"
 
 lint: install
-	$(BIN)/ruff check src tests scripts
-	$(BIN)/ruff format --check src tests scripts
+	$(BIN)/ruff check src tests scripts benchmarks
+	$(BIN)/ruff format --check src tests scripts benchmarks
 
 typecheck: install
 	$(BIN)/mypy
