@@ -27,8 +27,10 @@ from schemathesis.specs.openapi.schemas import OpenApiSchema
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.server import create_server
+from footnote.server.scoring import ScoringHost
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 from tests.unit.server_fixtures import APPLE_REPLY, write_corpus
+from tests.unit.test_perplexity import CharTokenizer, RecordingScorer
 
 EXAMPLES = 25  # per operation and mode
 
@@ -40,7 +42,11 @@ def _server(home: Path) -> object:
         config, embedder=HashingEmbedder(), generator=ScriptedGenerator([APPLE_REPLY] * 5000)
     )
     application.ingest([write_corpus(home / "corpus")])
-    return create_server(config, application)
+    server = create_server(config, application)
+    tokenizer = CharTokenizer()
+    tokenizer.vocab_size = 0x110000
+    server.state.footnote.scoring = ScoringHost(config, opener=lambda: RecordingScorer(tokenizer, 256))
+    return server
 
 
 # Every operation of the spec; a test below keeps this list equal to the served spec.
@@ -50,6 +56,8 @@ OPERATIONS = [
     ("POST", "/v1/query"),
     ("POST", "/query"),
     ("POST", "/v1/embeddings"),
+    ("POST", "/v1/completions"),
+    ("POST", "/v1/perplexity"),
     ("GET", "/v1/models"),
     ("GET", "/v1/models/{model_id}"),
     ("GET", "/v1/documents"),

@@ -146,3 +146,11 @@ class Settings(BaseSettings):
     # --- retrieval tuning (measured with `footnote eval retrieval`) --------------------------
     rrf_keyword_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the keyword list in RRF")
     rrf_dense_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the dense list in RRF")
+
+    # --- perplexity scoring over HTTP (`/v1/completions` echo, `/v1/perplexity`) --------------
+    score_context_tokens: int = Field(
+        2048, ge=2, le=131_072, description="longest window the server scores in one pass"
+    )
+    remote_api_key: SecretStr | None = Field(
+        None, description="bearer key sent to a remote server scoring for `footnote ppl -m http://...`"
+    )

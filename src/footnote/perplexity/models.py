@@ -44,7 +44,8 @@ def open_scorer(
 
         base_url, _, model = spec.partition("#")
         vocab = load_tokenizer(_local_gguf(tokenizer or settings.llm, settings))
-        return RemoteScorer(base_url, vocab, model=model or None)
+        key = settings.remote_api_key.get_secret_value() if settings.remote_api_key else None
+        return RemoteScorer(base_url, vocab, model=model or None, api_key=key)
     if spec.startswith(TRANSFORMERS_PREFIX):
         from footnote.perplexity.backends.transformers import TransformersScorer
 

@@ -16,6 +16,7 @@ class Tokenizer(ABC):
 
     bos_id: int | None = None
     add_bos: bool = False  # whether the model expects a BOS token in front of a text
+    vocab_size: int | None = None  # token ids run from 0 to vocab_size - 1, when known
 
     @abstractmethod
     def tokenize(self, text: str) -> list[int]:
@@ -40,6 +41,20 @@ class TokenScorer(ABC):
         One value per i in `range(first_scored, len(token_ids))`, in order; the window is
         evaluated from scratch (no state carries over between calls). `first_scored >= 1`.
         """
+
+    def score_window_top(
+        self, token_ids: Sequence[int], first_scored: int, n: int
+    ) -> tuple[list[float], list[list[tuple[int, float]]]]:
+        """As `score_window`, plus up to `n` likely tokens (id, log-probability) per scored position.
+
+        The default knows only the scored token itself; backends that see whole
+        distributions return the `n` likeliest.
+        """
+        chosen = self.score_window(token_ids, first_scored)
+        tops = [
+            [(int(token), logprob)] for token, logprob in zip(token_ids[first_scored:], chosen, strict=True)
+        ]
+        return chosen, tops
 
     def score_tokens(self, token_ids: Sequence[int]) -> list[float]:
         """Every token after the first, in one window."""

@@ -24,8 +24,9 @@ from footnote.server.admission import AdmissionPool, Overloaded
 from footnote.server.errors import ERROR_RESPONSES, error_response, install_error_handlers
 from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddleware
 from footnote.server.metrics import Metrics, MetricsMiddleware
-from footnote.server.routes import chat, documents, health, models, search
+from footnote.server.routes import chat, completions, documents, health, models, search
 from footnote.server.schemas.chat import ChatCompletionChunk
+from footnote.server.scoring import ScoringHost
 from footnote.server.state import ModelHost, ServerState
 
 UPLOAD_PATHS = ("/v1/documents",)
@@ -40,6 +41,7 @@ def build_state(settings: Settings, application: Application) -> ServerState:
         work=AdmissionPool("work", settings.max_work_concurrency, settings.max_queue, timeout),
         metrics=Metrics(),
         executor=ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="footnote-answer"),
+        scoring=ScoringHost(settings),
     )
     for pool in (state.generation, state.work):
         state.metrics.watch_pool(pool)
@@ -59,6 +61,7 @@ def create_server(settings: Settings | None = None, application: Application | N
         if settings.preload_models and state.models.state == "idle":
             threading.Thread(target=state.models.preload, name="footnote-preload", daemon=True).start()
         yield
+        state.scoring.close()
 
     server = FastAPI(
         title="footnote",
@@ -68,7 +71,7 @@ def create_server(settings: Settings | None = None, application: Application | N
         redoc_url=None,
     )
     server.state.footnote = state
-    for module in (chat, search, models, documents):
+    for module in (chat, search, models, documents, completions):
         server.include_router(module.router, responses=ERROR_RESPONSES)
     server.include_router(health.router)
     install_error_handlers(server)

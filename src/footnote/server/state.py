@@ -19,6 +19,7 @@ from footnote.errors import FootnoteError
 from footnote.server.admission import AdmissionPool
 from footnote.server.errors import ApiError
 from footnote.server.metrics import Metrics
+from footnote.server.scoring import ScoringHost
 
 LoadState = Literal["idle", "loading", "ready", "failed"]
 T = TypeVar("T")
@@ -87,6 +88,7 @@ class ServerState:
     work: AdmissionPool
     metrics: Metrics
     executor: ThreadPoolExecutor
+    scoring: ScoringHost
     ingest_lock: threading.Lock = field(default_factory=threading.Lock)
     started: float = field(default_factory=time.time)
 

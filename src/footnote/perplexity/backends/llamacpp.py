@@ -38,6 +38,7 @@ class LlamaCppTokenizer(Tokenizer):
         self.add_bos = bool(llama_cpp.llama_vocab_get_add_bos(vocab))
         bos = int(llama_cpp.llama_vocab_bos(vocab))
         self.bos_id = bos if bos >= 0 else None
+        self.vocab_size = int(llama_cpp.llama_vocab_n_tokens(vocab))
         self._piece_buffer = ctypes.create_string_buffer(256)
 
     def tokenize(self, text: str) -> list[int]:

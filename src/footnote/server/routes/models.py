@@ -57,6 +57,9 @@ class Model(BaseModel):
     object: Literal["model"] = "model"
     created: int
     owned_by: str
+    max_model_len: int | None = Field(
+        None, description="the LLM's longest scoring window in tokens (as vLLM reports it)"
+    )
 
 
 class ModelList(BaseModel):
@@ -114,7 +117,9 @@ async def embeddings(body: EmbeddingRequest, state: State) -> dict[str, Any]:
 async def _models(state: ServerState) -> list[dict[str, Any]]:
     names = await state.run_work(state.models.model_names)
     created = int(state.started)
-    return [{"id": name, "object": "model", "created": created, "owned_by": "footnote"} for name in names]
+    models = [{"id": name, "object": "model", "created": created, "owned_by": "footnote"} for name in names]
+    models[0]["max_model_len"] = state.settings.score_context_tokens
+    return models
 
 
 @router.get("/v1/models", response_model=ModelList)
