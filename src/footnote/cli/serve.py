@@ -28,6 +28,7 @@ def serve(
     """Serve the HTTP API: OpenAI and Perplexity Sonar compatible."""
     import uvicorn
 
+    from footnote import tracing
     from footnote.server import create_server
     from footnote.server.guards import check_bind
     from footnote.server.logs import configure_logging
@@ -41,6 +42,7 @@ def serve(
         settings = Settings(**settings_kwargs, api_keys=keys)
     check_bind(settings)
     configure_logging()
+    tracing.configure(settings.trace_exporter, settings.trace_endpoint)
     uvicorn.run(
         create_server(settings),
         host=settings.host,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import platformdirs
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -150,6 +150,13 @@ class Settings(BaseSettings):
     # --- perplexity scoring over HTTP (`/v1/completions` echo, `/v1/perplexity`) --------------
     score_context_tokens: int = Field(
         2048, ge=2, le=131_072, description="longest window the server scores in one pass"
+    )
+    # --- tracing (OpenTelemetry), off unless an exporter is named ------------------------------
+    trace_exporter: Literal["none", "console", "otlp"] = Field(
+        "none", description="where request spans go: console (stderr) or an OTLP gRPC collector"
+    )
+    trace_endpoint: str | None = Field(
+        None, description="OTLP collector address, e.g. http://127.0.0.1:4317 (default: OTEL_* env)"
     )
     remote_api_key: SecretStr | None = Field(
         None, description="bearer key sent to a remote server scoring for `footnote ppl -m http://...`"

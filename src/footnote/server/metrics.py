@@ -16,6 +16,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from footnote import tracing
 from footnote.server.admission import AdmissionPool
 
 access_log = logging.getLogger("footnote.server.access")
@@ -101,7 +102,11 @@ class MetricsMiddleware:
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_status)
+            with tracing.span(f"{scope['method']} {scope['path']}", request_id=request_id) as span:
+                await self.app(scope, receive, send_with_status)
+                if span is not None:
+                    span.set_attribute("http.route", route_label(scope))
+                    span.set_attribute("http.status_code", status)
         finally:
             self._record(scope, status, time.perf_counter() - started, request_id)
 
