@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog, DocumentRecord
@@ -102,14 +103,15 @@ class SourceFilter:
     def active(self) -> bool:
         return bool(self.include or self.exclude or self.prefer or self.recency)
 
-    def apply(self, hits: list[SearchHit], catalog: Catalog, now: float | None = None) -> list[SearchHit]:
+    def search_filter(self, now: float | None = None) -> SearchFilter | None:
+        """The part both retrievers apply themselves: the recency window on the source's mtime."""
+        if not self.recency:
+            return None
+        return SearchFilter(modified_after=(now or time.time()) - RECENCY_SECONDS[self.recency])
+
+    def apply(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """Domain and path entries, applied to the hits (URL hosts are not in the indexes)."""
         kept = [hit for hit in hits if self._accepts(hit)]
-        if self.recency:
-            oldest = (now or time.time()) - RECENCY_SECONDS[self.recency]
-            documents = _documents(catalog, kept)
-            kept = [
-                h for h in kept if h.document_id in documents and documents[h.document_id].mtime >= oldest
-            ]
         if self.prefer:
             # A stable sort: preferred hits first, each group still in retrieval order.
             kept.sort(key=lambda hit: not any(_matches(entry, hit) for entry in self.prefer))
@@ -140,6 +142,10 @@ class FilteredRetriever(HybridRetriever):
         if not self.source_filter.active:
             return super().search(query, params)
         deepest = max(params.keyword_candidates, params.dense_candidates, params.limit)
-        wide = dataclasses.replace(params, limit=min(params.limit * FILTER_WIDENING, deepest))
-        hits = self.source_filter.apply(super().search(query, wide), self.catalog)
+        wide = dataclasses.replace(
+            params,
+            limit=min(params.limit * FILTER_WIDENING, deepest),
+            filters=self.source_filter.search_filter() or params.filters,
+        )
+        hits = self.source_filter.apply(super().search(query, wide))
         return hits[: params.limit]
