@@ -57,6 +57,8 @@ OPERATIONS = [
     ("GET", "/v1/documents/{document_id}"),
     ("DELETE", "/v1/documents/{document_id}"),
     ("POST", "/v1/documents/reindex"),
+    ("GET", "/v1/documents/{document_id}/text"),
+    ("GET", "/v1/settings"),
     ("GET", "/healthz"),
     ("GET", "/readyz"),
     ("GET", "/metrics"),
