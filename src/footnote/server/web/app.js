@@ -348,7 +348,7 @@ const Footnote = (() => {
       const content = [
         element("span", { className: "card-title", text: `${number}. ${info.title}` }),
         meta.length ? element("span", { className: "card-meta", text: meta.join(" · ") }) : null,
-        element("span", { className: "card-snippet", text: info.quote }),
+        element("span", { className: "card-snippet", text: info.quote.replace(/^#{1,6}\s+/gm, "") }),
       ];
       const button = element("button", {
         type: "button",
