@@ -85,6 +85,7 @@ NO_INVALID_INPUT = {
     ("GET", "/v1/models/{model_id}"),
     ("GET", "/v1/documents"),
     ("POST", "/v1/documents/reindex"),
+    ("GET", "/v1/settings"),
     ("GET", "/healthz"),
     ("GET", "/readyz"),
     ("GET", "/metrics"),

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from footnote.models.base import GenerationParams, Message
+from tests.corpus import write_sample_pdf
 from tests.e2e.web.conftest import InProcessServer, screenshot, serve_with
 from tests.fakes import ScriptedGenerator
 from tests.unit.server_fixtures import APPLE_REPLY, ORCHARD, write_corpus
@@ -283,5 +284,33 @@ def test_a_missing_key_points_to_settings_and_a_saved_key_works(browser: Any, tm
             assert key not in page.locator("#settings-rows").inner_text()
             page.goto(locked.base_url + "/#/library")
             page.locator("#document-rows tr", has_text="Orchard Notes").wait_for()
+        finally:
+            context.close()
+
+
+def test_a_pdf_footnote_names_its_page_in_tooltip_and_source_view(browser: Any, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    lava = ["Basalt lava flows far before it cools, because it is runny and hot."]
+    pumice = ["Pumice is a volcanic rock so light that it floats on water."]
+    write_sample_pdf(corpus / "rocks.pdf", [lava, pumice], title="Rocks", sections=["Lava", "Pumice"])
+    generator = ScriptedGenerator(["Pumice is a volcanic rock so light that it floats on water [1]."])
+    with serve_with(tmp_path / "home", generator, corpus) as running:
+        context = browser.new_context()
+        page = context.new_page()
+        try:
+            page.goto(running.base_url + "/")
+            turn = ask(page, "What is pumice?")
+            marker = turn.locator(".fn-marker").first
+            marker.hover()
+            tooltip = page.locator("#tooltip")
+            tooltip.wait_for(state="visible")
+            assert "page 2" in tooltip.locator(".tip-source").inner_text()
+            marker.click()
+            page.locator("#source-mark").wait_for()
+            assert "floats on water" in page.locator("#source-mark").inner_text()
+            meta = page.locator("#source-meta").inner_text()
+            assert "Page\n2" in meta or "Page 2" in meta, meta
+            screenshot(page, "page-pdf-source")
         finally:
             context.close()
