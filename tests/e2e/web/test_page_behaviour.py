@@ -7,6 +7,7 @@ doubles, because these tests are about what the page does with what the API send
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,31 @@ class FailingGenerator(ScriptedGenerator):
     def _fail_after(pieces: list[str]) -> Iterator[str]:
         yield from pieces
         raise RuntimeError("the model backend stopped answering")
+
+
+class PacedGenerator(ScriptedGenerator):
+    """Hands out its words one at a time with a pause, as a model on a slow machine would."""
+
+    def stream(self, messages: Sequence[Message], params: GenerationParams) -> Iterator[str]:
+        return self._paced(list(super().stream(messages, params)))
+
+    @staticmethod
+    def _paced(pieces: list[str]) -> Iterator[str]:
+        for piece in pieces:
+            time.sleep(0.05)
+            yield piece
+
+
+# Records what the last turn shows after every change to the conversation.
+RECORD_TURNS = """() => {
+  window.seen = [];
+  new MutationObserver(() => {
+    const turn = document.querySelector('.turn:last-child');
+    if (!turn) return;
+    const text = turn.querySelector('.answer').textContent;
+    window.seen.push({text, streaming: !!turn.querySelector('.spinner')});
+  }).observe(document.getElementById('turns'), {childList: true, subtree: true});
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +106,25 @@ def test_an_answer_shows_checked_footnotes_flags_and_sources(page: Any) -> None:
     tooltip.wait_for(state="visible")
     assert tooltip.locator(".tip-quote").inner_text() in "Apple trees need a cold winter to set fruit well."
     screenshot(page, "page-answer-light")
+
+
+def test_the_answer_streams_in_before_it_is_checked_and_complete(browser: Any, tmp_path: Path) -> None:
+    generator = PacedGenerator([APPLE_REPLY])
+    with serve_with(tmp_path / "home", generator, write_corpus(tmp_path / "corpus")) as running:
+        context = browser.new_context()
+        page = context.new_page()
+        try:
+            page.goto(running.base_url + "/")
+            page.evaluate(RECORD_TURNS)
+            turn = ask(page)
+            final = " ".join(turn.locator(".answer").inner_text().split())
+            seen = page.evaluate("window.seen")
+        finally:
+            context.close()
+    partial = [" ".join(s["text"].split()) for s in seen if s["streaming"] and s["text"]]
+    assert partial, seen  # text was on the page while the spinner still turned
+    assert partial[0].startswith("Apple trees need a cold winter") and len(partial[0]) < len(final)
+    assert not seen[-1]["streaming"] and "Bees carry pollen" in final
 
 
 def test_copy_as_markdown_puts_the_answer_and_its_sources_on_the_clipboard(page: Any) -> None:

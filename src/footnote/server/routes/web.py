@@ -17,7 +17,12 @@ from footnote.server.errors import ApiError
 
 router = APIRouter(include_in_schema=False)
 
-ASSETS = {"app.js": "text/javascript", "library.js": "text/javascript", "app.css": "text/css"}
+ASSETS = {
+    "app.js": "text/javascript",
+    "answer.js": "text/javascript",
+    "library.js": "text/javascript",
+    "app.css": "text/css",
+}
 # Every file the page loads, as the API key middleware must let them through.
 WEB_PATHS = frozenset({"/", *(f"/ui/{name}" for name in ASSETS)})
 # Nothing is loaded from anywhere but this server: no CDN, font or image host.
