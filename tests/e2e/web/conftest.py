@@ -33,16 +33,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-if not CHROMIUM.exists():
-    pytest.skip(
-        f"{CHROMIUM} is missing: `apt-get install chromium` to run the browser tests", allow_module_level=True
-    )
-
-sync_api = pytest.importorskip("playwright.sync_api", reason="the dev extra installs playwright")
-
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: `apt-get install chromium` to run the browser tests")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the dev extra installs playwright")
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(
             executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
