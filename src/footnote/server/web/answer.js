@@ -208,7 +208,6 @@ const FootnoteAnswer = (() => {
     $("tooltip").hidden = true;
   }
 
-  const documentTexts = new Map();
   let sourceOpener = null;
 
   async function openSource(info, opener) {
@@ -226,11 +225,9 @@ const FootnoteAnswer = (() => {
     panel.focus();
     try {
       if (!info.documentId) throw new Error("this source is not in the library any more");
-      if (!documentTexts.has(info.documentId)) {
-        const response = await api(`/v1/documents/${info.documentId}/text`);
-        documentTexts.set(info.documentId, (await response.json()).text);
-      }
-      const text = documentTexts.get(info.documentId);
+      // Fetched each time: a re-uploaded file keeps its id but may have new text.
+      const response = await api(`/v1/documents/${info.documentId}/text`);
+      const text = (await response.json()).text;
       const start = Math.max(0, info.start ?? 0);
       const end = Math.min(text.length, info.end ?? start);
       const mark = element("mark", { id: "source-mark", text: text.slice(start, end) });
