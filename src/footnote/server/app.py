@@ -24,7 +24,8 @@ from footnote.server.admission import AdmissionPool, Overloaded
 from footnote.server.errors import ERROR_RESPONSES, error_response, install_error_handlers
 from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddleware
 from footnote.server.metrics import Metrics, MetricsMiddleware
-from footnote.server.routes import chat, completions, documents, health, models, search
+from footnote.server.routes import chat, completions, documents, health, models, search, web
+from footnote.server.routes import settings as settings_route
 from footnote.server.schemas.chat import ChatCompletionChunk
 from footnote.server.scoring import ScoringHost
 from footnote.server.state import ModelHost, ServerState
@@ -74,6 +75,8 @@ def create_server(settings: Settings | None = None, application: Application | N
     for module in (chat, search, models, documents, completions):
         server.include_router(module.router, responses=ERROR_RESPONSES)
     server.include_router(health.router)
+    server.include_router(settings_route.router, responses=ERROR_RESPONSES)
+    server.include_router(web.router)
     install_error_handlers(server)
     server.add_exception_handler(Overloaded, _on_overloaded)
     # Added innermost first: metrics see everything, keys are checked before any body is read.

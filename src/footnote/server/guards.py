@@ -17,9 +17,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from footnote.config import Settings
 from footnote.errors import ConfigError
 from footnote.server.errors import error_response
+from footnote.server.routes.web import WEB_PATHS
 
 # Probes and the API description stay reachable without a key.
-OPEN_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
+OPEN_PATHS = frozenset({"/healthz", "/readyz", "/openapi.json", "/docs", "/docs/oauth2-redirect"}) | WEB_PATHS
 # Room for the multipart boundaries and part headers around an uploaded file.
 MULTIPART_OVERHEAD = 64 * 1024
 

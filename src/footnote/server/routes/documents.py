@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, File, UploadFile
 from fastapi import Path as PathParam
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from footnote.errors import LoaderError, NotFoundError
 from footnote.server.errors import ErrorResponse
@@ -42,6 +42,15 @@ class Document(BaseModel):
 
 class UploadedDocument(Document):
     status: Literal["new", "changed", "unchanged"]
+
+
+class DocumentText(BaseModel):
+    id: int
+    object: Literal["document.text"] = "document.text"
+    title: str
+    format: str
+    path: str
+    text: str = Field(description="the extracted text; citation `start`/`end` offsets index into it")
 
 
 class DocumentList(BaseModel):
@@ -87,6 +96,19 @@ async def list_documents(state: State) -> dict[str, Any]:
 @router.get("/v1/documents/{document_id}", response_model=Document)
 async def get_document(document_id: DocumentId, state: State) -> dict[str, Any]:
     return _document(await state.run_work(_find, state, document_id))
+
+
+def _text(state: ServerState, document_id: int) -> dict[str, Any]:
+    record = _find(state, document_id)
+    text = state.application.catalog.document_text(document_id)
+    fields = {"title": record.title, "format": record.format, "path": record.path}
+    return {"id": record.id, "object": "document.text", **fields, "text": text}
+
+
+@router.get("/v1/documents/{document_id}/text", response_model=DocumentText)
+async def get_document_text(document_id: DocumentId, state: State) -> dict[str, Any]:
+    """The document's extracted text, which citation offsets point into (for showing a quoted span)."""
+    return await state.run_work(_text, state, document_id)
 
 
 def _delete(state: ServerState, document_id: int) -> None:

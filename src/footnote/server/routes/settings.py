@@ -1,0 +1,76 @@
+"""GET /v1/settings: the models, backends and limits this server runs with (read-only).
+
+Settings change only through the environment or the TOML file and a restart; this
+route shows them, with secrets left out, so the web page can display them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from footnote import __version__
+from footnote.server.state import ServerState, State
+
+router = APIRouter(tags=["settings"])
+
+
+class Backends(BaseModel):
+    generator: str | None = Field(description="the LLM backend's class; null until the models are loaded")
+    embedder: str | None
+    vector_index: str | None
+
+
+class ServerSettings(BaseModel):
+    object: Literal["settings"] = "settings"
+    version: str
+    llm: str
+    embedder: str
+    models_state: Literal["idle", "loading", "ready", "failed"]
+    backends: Backends
+    top_k: int
+    chunk_tokens: int
+    chunk_overlap: int
+    context_tokens: int
+    answer_tokens: int
+    temperature: float
+    max_upload_bytes: int
+    max_body_bytes: int
+    max_concurrency: int
+    request_timeout: float
+    auth_required: bool = Field(description="whether the API asks for a key")
+
+
+def _backends(state: ServerState) -> dict[str, str | None]:
+    if state.models.state != "ready":
+        return {"generator": None, "embedder": None, "vector_index": None}
+    app = state.application
+    parts = {"generator": app.generator, "embedder": app.embedder, "vector_index": app.vectors}
+    return {role: type(part).__name__ for role, part in parts.items()}
+
+
+@router.get("/v1/settings", response_model=ServerSettings)
+async def server_settings(state: State) -> dict[str, Any]:
+    """Active models, backends and limits; change them in the settings file and restart."""
+    s = state.settings
+    return {
+        "object": "settings",
+        "version": __version__,
+        "llm": s.llm,
+        "embedder": s.embedder,
+        "models_state": state.models.state,
+        "backends": _backends(state),
+        "top_k": s.top_k,
+        "chunk_tokens": s.chunk_tokens,
+        "chunk_overlap": s.chunk_overlap,
+        "context_tokens": s.context_tokens,
+        "answer_tokens": s.answer_tokens,
+        "temperature": s.temperature,
+        "max_upload_bytes": s.max_upload_bytes,
+        "max_body_bytes": s.max_body_bytes,
+        "max_concurrency": s.max_concurrency,
+        "request_timeout": s.request_timeout,
+        "auth_required": bool(s.api_keys),
+    }
