@@ -20,6 +20,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from footnote.config.backends import BackendSettings
+
 
 def default_home() -> Path:
     """Where footnote keeps its data unless `FOOTNOTE_HOME` says otherwise."""
@@ -146,3 +148,15 @@ class Settings(BaseSettings):
     # --- retrieval tuning (measured with `footnote eval retrieval`) --------------------------
     rrf_keyword_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the keyword list in RRF")
     rrf_dense_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the dense list in RRF")
+
+    # --- generation backends (OpenAI-compatible servers behind a router) ---------------------
+    # Empty: the embedded model answers alone. FOOTNOTE_BACKENDS takes a JSON list; TOML [[backends]].
+    backends: list[BackendSettings] = Field(
+        default_factory=list, description="generation pools, tried in order; empty: the embedded model"
+    )
+    # --- answer cache (near-duplicate questions) ---------------------------------------------
+    answer_cache_size: int = Field(0, ge=0, le=1_000_000, description="answers kept; 0 turns the cache off")
+    answer_cache_ttl: float = Field(600.0, gt=0, description="seconds a cached answer stays valid")
+    answer_cache_threshold: float = Field(
+        0.95, gt=0.0, le=1.0, description="cosine similarity above which two questions are one"
+    )
