@@ -1,1 +1,1 @@
-"""Load generation and benchmark reports."""
+"""Benchmarks run against a live server: `footnote bench load`."""
