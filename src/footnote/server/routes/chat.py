@@ -98,6 +98,7 @@ def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerReq
         stop=body.stop_sequences(),
         seed=settings.seed if body.seed is None else body.seed,
         deadline=time.monotonic() + settings.request_timeout,
+        priority=body.priority or 0,
     )
     source_filter = SourceFilter.parse(body.search_domain_filter, body.search_recency_filter)
     return AnswerRequest(questions[-1], generation, settings.top_k, source_filter)

@@ -1,0 +1,87 @@
+"""Calibrating `answer_cache_threshold`: how alike are near-duplicate and distinct questions?
+
+Embeds SciFact claims with the bundled embedder, plus robustness variants of each (a typo,
+two swapped words, a dropped word: the same question) and reports two distributions of
+cosine similarity: each variant against its own claim (should hit the cache) and each claim
+against its nearest other claim (must not). A threshold between the low tail of the first
+and the high tail of the second serves near-duplicates without answering a different
+question; entity masking is reported apart, since a masked entity can change the answer.
+
+    .venv/bin/python benchmarks/answer_cache_threshold.py [--limit 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+from footnote.bench.queries import VARIANTS, load_queries
+from footnote.config import Settings
+from footnote.models.embedders import SentenceTransformerEmbedder
+from footnote.models.registry import resolve_embedder
+
+REPO = Path(__file__).resolve().parent.parent
+QUERIES = REPO.parent / "shared" / "data" / "scifact" / "queries.jsonl"
+
+
+def quantiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    pick = {"min": 0.0, "p01": 0.01, "p05": 0.05, "p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
+    return {name: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 4) for name, q in pick.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=300)
+    args = parser.parse_args()
+    if not QUERIES.exists():
+        raise SystemExit(f"{QUERIES} is missing; this benchmark needs the SciFact queries")
+    claims = load_queries(QUERIES, args.limit)
+    name = Settings().embedder
+    embedder = SentenceTransformerEmbedder(resolve_embedder(name), display_name=name)
+    rng = random.Random(0)
+    started = time.perf_counter()
+    originals = embedder.embed_many(claims)
+    similar: dict[str, list[float]] = {}
+    for kind, make in VARIANTS.items():
+        pairs = [(i, make(text, rng)) for i, text in enumerate(claims)]
+        pairs = [(i, variant) for i, variant in pairs if variant != claims[i]]
+        vectors = embedder.embed_many([variant for _, variant in pairs])
+        similar[kind] = [
+            sum(a * b for a, b in zip(originals[i], v, strict=True))
+            for (i, _), v in zip(pairs, vectors, strict=True)
+        ]
+    nearest_other = []
+    for i, vector in enumerate(originals):
+        nearest_other.append(
+            max(
+                sum(a * b for a, b in zip(vector, other, strict=True))
+                for j, other in enumerate(originals)
+                if j != i and claims[j] != claims[i]
+            )
+        )
+    same = similar["typo"] + similar["swap"] + similar["drop"]
+    result = {
+        "embedder": name,
+        "claims": len(claims),
+        "seconds": round(time.perf_counter() - started, 1),
+        "variant_vs_own_claim": {kind: quantiles(values) for kind, values in similar.items()},
+        "typo_swap_drop": quantiles(same),
+        "claim_vs_nearest_other_claim": quantiles(nearest_other),
+    }
+    for threshold in (0.85, 0.9, 0.92, 0.95, 0.97):
+        result[f"at_{threshold}"] = {
+            "near_duplicates_served": round(sum(v >= threshold for v in same) / len(same), 4),
+            "distinct_claims_confused": round(sum(v >= threshold for v in nearest_other) / len(claims), 4),
+        }
+    print(json.dumps(result, indent=2))
+    out = REPO / "benchmarks" / "results" / f"answer_cache_threshold-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
