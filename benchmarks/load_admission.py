@@ -34,7 +34,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def serve(home: Path, port: int, max_queue: int, log: Path) -> subprocess.Popen[bytes]:
+def serve(home: Path, port: int, max_queue: int, top_k: int, log: Path) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
     env.update(
         FOOTNOTE_HOME=str(home),
@@ -42,6 +42,7 @@ def serve(home: Path, port: int, max_queue: int, log: Path) -> subprocess.Popen[
         FOOTNOTE_MAX_CONCURRENCY="1",
         FOOTNOTE_MAX_QUEUE=str(max_queue),
         FOOTNOTE_REQUEST_TIMEOUT="600",
+        FOOTNOTE_TOP_K=str(top_k),
         # On a shared, oversubscribed machine llama.cpp's threads wait on each other; one is faster.
         FOOTNOTE_THREADS=os.environ.get("FOOTNOTE_THREADS", "1"),
     )
@@ -71,12 +72,15 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120)
     parser.add_argument("--on-queue", type=int, default=1, help="max_queue with admission control on")
     parser.add_argument("--modes", default="on,off")
+    parser.add_argument("--top-k", type=int, default=5, help="sources per answer (prompt length)")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     for mode in args.modes.split(","):
         port = free_port()
         queue = args.on_queue if mode == "on" else 10_000
-        server = serve(args.home, port, queue, Path(tempfile.gettempdir()) / f"footnote-load-{mode}.log")
+        server = serve(
+            args.home, port, queue, args.top_k, Path(tempfile.gettempdir()) / f"footnote-load-{mode}.log"
+        )
         try:
             command = [sys.executable, "-m", "footnote", "bench", "load", "--url", f"http://127.0.0.1:{port}"]
             command += ["--queries", str(args.queries), "--rates", args.rates, "--pid", str(server.pid)]

@@ -12,6 +12,7 @@ text: after that, the client has seen part of an answer and gets a clear error.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -101,7 +102,7 @@ class Router(Generator):
                 overloaded.append(exc)
                 backend.breaker.success()  # busy is not broken; ends a half-open trial
                 continue
-            started = False
+            started, since = False, time.monotonic()
             try:
                 for piece in backend.generator.stream(messages, backend.capped(params, prompt_tokens)):
                     started = True
@@ -117,7 +118,7 @@ class Router(Generator):
                 backend.breaker.success()  # the consumer stopped; the backend was fine
                 raise
             finally:
-                backend.scheduler.release()
+                backend.scheduler.release(time.monotonic() - since)
             backend.breaker.success()
             self._count(self.served, backend.name)
             return
