@@ -5,10 +5,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
 from footnote.answer.cache import AnswerCache
+from footnote.application import create_app
+from footnote.config import Settings
 from footnote.config.backends import BackendSettings
 from footnote.models.backends import (
     Backend,
@@ -20,7 +23,7 @@ from footnote.models.backends import (
     Router,
 )
 from footnote.models.base import GenerationParams, Message
-from tests.fakes import ScriptedGenerator
+from tests.fakes import HashingEmbedder, ScriptedGenerator
 
 
 class Clock:
@@ -139,3 +142,18 @@ def test_the_answer_cache_matches_near_duplicates_within_ttl_and_version() -> No
     assert len(cache) == 2 and cache.get([0.0, 1.0], "opts", "v1") is None
     assert cache.get([1.0, 0.0], "opts", "v2") is None  # the index changed
     assert len(cache) == 0
+
+
+def test_settings_choose_the_router_and_default_to_the_embedded_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FOOTNOTE_BACKENDS", '[{"base_url": "http://127.0.0.1:9/v1/", "name": "gpu"}]')
+    routed = create_app(Settings(home=tmp_path / "routed"), embedder=HashingEmbedder())
+    assert routed.generator_thread_safe
+    assert isinstance(routed.generator, Router)
+    assert [(b.name, b.generator.base_url) for b in routed.generator.backends] == [  # type: ignore[attr-defined]
+        ("gpu", "http://127.0.0.1:9/v1")
+    ]
+    monkeypatch.delenv("FOOTNOTE_BACKENDS")
+    plain = create_app(Settings(home=tmp_path / "plain"), embedder=HashingEmbedder())
+    assert plain.settings.backends == [] and not plain.generator_thread_safe
