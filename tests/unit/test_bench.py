@@ -57,19 +57,20 @@ def test_percentiles_by_nearest_rank() -> None:
     assert percentiles([]) == {"p50": None, "p95": None, "p99": None}
 
 
-def step(rate: float, achieved: float, rejected: int = 0) -> StepResult:
-    outcomes = [Outcome("ok", "original", 1.0, 2.0)] * 10 + [Outcome("rejected", "original")] * rejected
-    result = summarise(outcomes, rate, 10, 10, None)
-    result.achieved_qps = achieved
-    return result
+def step(rate: float, latency: float = 2.0, rejected: int = 0, failed: int = 0) -> StepResult:
+    outcomes = [Outcome("ok", "original", 1.0, latency)] * 10
+    outcomes += [Outcome("rejected", "original")] * rejected + [Outcome("timeout", "original")] * failed
+    return summarise(outcomes, rate, 10, 10, None)
 
 
 def test_saturation_is_the_first_rate_not_kept_up_with() -> None:
-    summary = saturation([step(0.5, 0.5), step(1, 0.95), step(2, 1.2), step(4, 1.2)])
-    assert summary["saturation_qps"] == 2 and summary["highest_sustained_qps"] == 1
+    summary = saturation([step(0.5), step(1, latency=5.0), step(2, latency=7.0), step(4, latency=30.0)])
+    assert summary["saturation_qps"] == 2 and summary["highest_sustained_qps"] == 1  # median over 3x
+    assert summary["p99_latency_below_s"] == 5.0 and summary["low_load_p99_latency_s"] == 2.0
     assert summary["p99_ttft_below_s"] == 1.0
-    assert saturation([step(0.5, 0.5), step(1, 1.0, rejected=2)])["saturation_qps"] == 1
-    assert saturation([step(0.5, 0.5)])["saturation_qps"] is None
+    assert saturation([step(0.5), step(1, rejected=2)])["saturation_qps"] == 1
+    assert saturation([step(0.5), step(1, failed=2)])["saturation_qps"] == 1
+    assert saturation([step(0.5)])["saturation_qps"] is None
 
 
 @pytest.fixture

@@ -185,22 +185,29 @@ def summarise(
 def saturation(steps: Sequence[StepResult]) -> dict[str, Any]:
     """The first offered rate the server did not keep up with, and p99s of the step below it.
 
-    Keeping up: at least 90 % of the offered rate answered, under 5 % errors and 429s.
+    Keeping up: at least 90 % of the requests sent answered, under 5 % errors and 429s, and
+    a median latency within 3x of the lowest rate's (a growing queue shows there first).
+    Achieved QPS is not the test: with few, slow requests per step its drain time dominates.
     """
+    baseline = next((s.latency_s["p50"] for s in steps if s.latency_s["p50"] is not None), None)
     below: StepResult | None = None
+    saturated: float | None = None
     for step in steps:
-        kept_up = step.achieved_qps >= 0.9 * step.offered_qps and step.error_rate + step.reject_rate < 0.05
+        median = step.latency_s["p50"]
+        kept_up = (
+            step.sent > 0
+            and step.ok >= 0.9 * step.sent
+            and step.error_rate + step.reject_rate < 0.05
+            and (baseline is None or median is None or median <= 3 * baseline)
+        )
         if not kept_up:
-            return {
-                "saturation_qps": step.offered_qps,
-                "highest_sustained_qps": below.offered_qps if below else None,
-                "p99_ttft_below_s": below.ttft_s["p99"] if below else None,
-                "p99_latency_below_s": below.latency_s["p99"] if below else None,
-            }
+            saturated = step.offered_qps
+            break
         below = step
     return {
-        "saturation_qps": None,
+        "saturation_qps": saturated,
         "highest_sustained_qps": below.offered_qps if below else None,
         "p99_ttft_below_s": below.ttft_s["p99"] if below else None,
         "p99_latency_below_s": below.latency_s["p99"] if below else None,
+        "low_load_p99_latency_s": steps[0].latency_s["p99"] if steps else None,
     }
