@@ -54,15 +54,15 @@ def main() -> None:
             sum(a * b for a, b in zip(originals[i], v, strict=True))
             for (i, _), v in zip(pairs, vectors, strict=True)
         ]
-    nearest_other = []
+    nearest_other, nearest_index = [], []
     for i, vector in enumerate(originals):
-        nearest_other.append(
-            max(
-                sum(a * b for a, b in zip(vector, other, strict=True))
-                for j, other in enumerate(originals)
-                if j != i and claims[j] != claims[i]
-            )
+        score, j = max(
+            (sum(a * b for a, b in zip(vector, other, strict=True)), j)
+            for j, other in enumerate(originals)
+            if j != i and claims[j] != claims[i]
         )
+        nearest_other.append(score)
+        nearest_index.append(j)
     same = similar["typo"] + similar["swap"] + similar["drop"]
     result = {
         "embedder": name,
@@ -72,11 +72,13 @@ def main() -> None:
         "typo_swap_drop": quantiles(same),
         "claim_vs_nearest_other_claim": quantiles(nearest_other),
     }
-    for threshold in (0.85, 0.9, 0.92, 0.95, 0.97):
+    for threshold in (0.85, 0.9, 0.95, 0.97, 0.98, 0.99, 0.995):
         result[f"at_{threshold}"] = {
             "near_duplicates_served": round(sum(v >= threshold for v in same) / len(same), 4),
             "distinct_claims_confused": round(sum(v >= threshold for v in nearest_other) / len(claims), 4),
         }
+    closest = sorted(range(len(claims)), key=lambda i: -nearest_other[i])[:5]
+    result["closest_distinct_pairs"] = [[claims[i], claims[nearest_index[i]]] for i in closest]
     print(json.dumps(result, indent=2))
     out = REPO / "benchmarks" / "results" / f"answer_cache_threshold-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
