@@ -6,6 +6,7 @@ cosine similarity: each variant against its own claim (should hit the cache) and
 against its nearest other claim (must not). A threshold between the low tail of the first
 and the high tail of the second serves near-duplicates without answering a different
 question; entity masking is reported apart, since a masked entity can change the answer.
+It also reports what the cache's lexical guard (`same_words`) leaves of both.
 
     .venv/bin/python benchmarks/answer_cache_threshold.py [--limit 300]
 """
@@ -18,6 +19,7 @@ import random
 import time
 from pathlib import Path
 
+from footnote.answer.cache import same_words
 from footnote.bench.queries import VARIANTS, load_queries
 from footnote.config import Settings
 from footnote.models.embedders import SentenceTransformerEmbedder
@@ -46,6 +48,7 @@ def main() -> None:
     started = time.perf_counter()
     originals = embedder.embed_many(claims)
     similar: dict[str, list[float]] = {}
+    guarded: dict[str, list[bool]] = {}  # does the lexical guard let the variant hit?
     for kind, make in VARIANTS.items():
         pairs = [(i, make(text, rng)) for i, text in enumerate(claims)]
         pairs = [(i, variant) for i, variant in pairs if variant != claims[i]]
@@ -54,6 +57,7 @@ def main() -> None:
             sum(a * b for a, b in zip(originals[i], v, strict=True))
             for (i, _), v in zip(pairs, vectors, strict=True)
         ]
+        guarded[kind] = [same_words(claims[i], variant) for i, variant in pairs]
     nearest_other, nearest_index = [], []
     for i, vector in enumerate(originals):
         score, j = max(
@@ -72,10 +76,32 @@ def main() -> None:
         "typo_swap_drop": quantiles(same),
         "claim_vs_nearest_other_claim": quantiles(nearest_other),
     }
+    passes = guarded["typo"] + guarded["swap"] + guarded["drop"]
+    other_passes = [same_words(claims[i], claims[j]) for i, j in enumerate(nearest_index)]
     for threshold in (0.85, 0.9, 0.95, 0.97, 0.98, 0.99, 0.995):
         result[f"at_{threshold}"] = {
             "near_duplicates_served": round(sum(v >= threshold for v in same) / len(same), 4),
             "distinct_claims_confused": round(sum(v >= threshold for v in nearest_other) / len(claims), 4),
+            "with_guard": {
+                "typo_and_swap_served": round(
+                    sum(
+                        v >= threshold and ok
+                        for v, ok in zip(
+                            similar["typo"] + similar["swap"], guarded["typo"] + guarded["swap"], strict=True
+                        )
+                    )
+                    / len(similar["typo"] + similar["swap"]),
+                    4,
+                ),
+                "near_duplicates_served": round(
+                    sum(v >= threshold and ok for v, ok in zip(same, passes, strict=True)) / len(same), 4
+                ),
+                "distinct_claims_confused": round(
+                    sum(v >= threshold and ok for v, ok in zip(nearest_other, other_passes, strict=True))
+                    / len(claims),
+                    4,
+                ),
+            },
         }
     closest = sorted(range(len(claims)), key=lambda i: -nearest_other[i])[:5]
     result["closest_distinct_pairs"] = [[claims[i], claims[nearest_index[i]]] for i in closest]

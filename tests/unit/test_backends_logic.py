@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer.cache import AnswerCache
+from footnote.answer.cache import AnswerCache, same_words
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.config.backends import BackendSettings
@@ -129,19 +129,32 @@ def test_backend_settings_name_the_fix() -> None:
 def test_the_answer_cache_matches_near_duplicates_within_ttl_and_version() -> None:
     clock = Clock()
     cache: AnswerCache[str] = AnswerCache(size=2, ttl=60, threshold=0.9, clock=clock)
-    cache.put([1.0, 0.0], "opts", "v1", "answer one")
-    assert cache.get([0.96, 0.28], "opts", "v1") == "answer one"  # cosine 0.96
-    assert cache.get([0.8, 0.6], "opts", "v1") is None  # cosine 0.8: another question
-    assert cache.get([1.0, 0.0], "other options", "v1") is None
+    q = "Do apple trees need cold winters?"
+    cache.put([1.0, 0.0], q, "opts", "v1", "answer one")
+    assert cache.get([0.96, 0.28], "do aplpe trees need cold winters", "opts", "v1") == "answer one"
+    assert cache.get([0.8, 0.6], q, "opts", "v1") is None  # cosine 0.8: another question
+    assert cache.get([1.0, 0.0], q, "other options", "v1") is None
     clock.now = 61
-    assert cache.get([1.0, 0.0], "opts", "v1") is None  # expired
-    cache.put([1.0, 0.0], "opts", "v1", "one")
-    cache.put([0.0, 1.0], "opts", "v1", "two")
-    assert cache.get([1.0, 0.0], "opts", "v1") == "one"  # now the most recently used
-    cache.put([0.6, 0.8], "opts", "v1", "three")  # evicts "two", the least recently used
-    assert len(cache) == 2 and cache.get([0.0, 1.0], "opts", "v1") is None
-    assert cache.get([1.0, 0.0], "opts", "v2") is None  # the index changed
+    assert cache.get([1.0, 0.0], q, "opts", "v1") is None  # expired
+    cache.put([1.0, 0.0], "one", "opts", "v1", "one")
+    cache.put([0.0, 1.0], "two", "opts", "v1", "two")
+    assert cache.get([1.0, 0.0], "one", "opts", "v1") == "one"  # now the most recently used
+    cache.put([0.6, 0.8], "three", "opts", "v1", "three")  # evicts "two", the least recently used
+    assert len(cache) == 2 and cache.get([0.0, 1.0], "two", "opts", "v1") is None
+    assert cache.get([1.0, 0.0], "one", "opts", "v2") is None  # the index changed
     assert len(cache) == 0
+
+
+def test_the_lexical_guard_keeps_opposite_questions_apart() -> None:
+    assert same_words("Does X increase Y?", "does x INCREASE y")
+    assert same_words("Does X increase Y?", "Y increase does X")  # order
+    assert same_words("Does X increase Y?", "Does X icnrease Y")  # a transposition typo
+    assert not same_words("Hyperfibrinogenemia increases rates", "Hyperfibrinogenemia decreases rates")
+    assert not same_words("Does X increase Y?", "Does X reduce Y?")
+    assert not same_words("Does X not increase Y?", "Does X increase Y?")  # a dropped word
+    cache: AnswerCache[str] = AnswerCache(size=4, ttl=60, threshold=0.9)
+    cache.put([1.0, 0.0], "X increases Y", "opts", "v1", "yes")
+    assert cache.get([1.0, 0.0], "X decreases Y", "opts", "v1") is None  # even at cosine 1
 
 
 def test_settings_choose_the_router_and_default_to_the_embedded_model(

@@ -10,11 +10,18 @@ SciFact claims and robustness variants of them (typos, dropped words, swapped wo
 and prints the similarity of each variant to its claim and of each claim to its nearest
 other claim; the default sits between the two distributions, nearer the distinct side
 (a wrong cached answer costs more than a missed hit).
+
+Embeddings alone cannot tell "X increases Y" from "X reduces Y" (cosine above 0.99 on
+SciFact), so a hit must also pass a lexical guard: every word that differs between the
+two questions must be a typo (one edit or one transposition) of a word in the other.
+Reordered words, case, punctuation and typos still hit; a changed, added or dropped word
+(which may be a "not") does not.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -25,6 +32,34 @@ from typing import Generic, TypeVar
 from footnote.store.catalog import Catalog
 
 T = TypeVar("T")
+_WORDS = re.compile(r"\w+", re.UNICODE)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Are `a` and `b` one insertion, deletion, substitution or adjacent transposition apart?"""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def same_words(first: str, second: str) -> bool:
+    """Do two questions use the same words, up to order, case and one-edit typos?"""
+    a, b = set(_WORDS.findall(first.lower())), set(_WORDS.findall(second.lower()))
+    only_a, only_b = a - b, b - a
+    if len(only_a) != len(only_b):
+        return False
+    return all(any(_one_edit(x, y) for y in only_b) for x in only_a) and all(
+        any(_one_edit(y, x) for x in only_a) for y in only_b
+    )
 
 
 def index_version(catalog: Catalog) -> str:
@@ -39,6 +74,7 @@ def index_version(catalog: Catalog) -> str:
 @dataclass
 class _Entry(Generic[T]):
     vector: Sequence[float]
+    text: str
     key: Hashable
     value: T
     stored: float
@@ -66,7 +102,7 @@ class AnswerCache(Generic[T]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, vector: Sequence[float], key: Hashable, version: str) -> T | None:
+    def get(self, vector: Sequence[float], text: str, key: Hashable, version: str) -> T | None:
         with self._lock:
             self._check_version(version)
             now = self._clock()
@@ -75,7 +111,7 @@ class AnswerCache(Generic[T]):
                 if now - entry.stored > self.ttl:
                     del self._entries[entry_id]
                     continue
-                if entry.key != key:
+                if entry.key != key or not same_words(text, entry.text):
                     continue
                 score = sum(a * b for a, b in zip(vector, entry.vector, strict=True))
                 if score >= best_score:
@@ -87,10 +123,10 @@ class AnswerCache(Generic[T]):
             self.hits += 1
             return self._entries[best].value
 
-    def put(self, vector: Sequence[float], key: Hashable, version: str, value: T) -> None:
+    def put(self, vector: Sequence[float], text: str, key: Hashable, version: str, value: T) -> None:
         with self._lock:
             self._check_version(version)
-            self._entries[self._next_id] = _Entry(list(vector), key, value, self._clock())
+            self._entries[self._next_id] = _Entry(list(vector), text, key, value, self._clock())
             self._next_id += 1
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)

@@ -62,7 +62,9 @@ class CachingRun(AnswerRun):
                 sources = event
             elif isinstance(event, RunFinished) and sources is not None:
                 found = self._lookup
-                found.cache.put(found.vector, found.key, found.version, (sources, event))
+                found.cache.put(
+                    found.vector, self.request.question, found.key, found.version, (sources, event)
+                )
             yield event
 
 
@@ -91,7 +93,7 @@ async def start_cached_answer(state: ServerState, request: AnswerRequest) -> Ans
     vector, version = await state.run_work(_describe, state, request.question)
     options = replace(request, question="", generation=replace(request.generation, deadline=None))
     lookup = Lookup(cache, vector, repr(options), version)
-    cached = cache.get(vector, lookup.key, version)
+    cached = cache.get(vector, request.question, lookup.key, version)
     if cached is not None:
         return CachedRun(state, request, cached)
     slot = await state.generation.acquire()
