@@ -8,8 +8,10 @@ used first beyond `size`. Vectors are L2-normalised, so the cosine is a dot prod
 The threshold is calibrated with `benchmarks/answer_cache_threshold.py`: it embeds
 SciFact claims and robustness variants of them (typos, dropped words, swapped words)
 and prints the similarity of each variant to its claim and of each claim to its nearest
-other claim; the default sits between the two distributions, nearer the distinct side
-(a wrong cached answer costs more than a missed hit).
+other claim. On 300 claims with the bundled MiniLM, the nearest distinct claim exceeds 0.95
+for 11 % of claims (mostly opposites: "increases" against "decreases"), so no threshold
+alone is safe; with the lexical guard below, 0.9 serves 84 % of typo and swap variants
+while 0.7 % of distinct claims would share an answer (results in benchmarks/results/).
 
 Embeddings alone cannot tell "X increases Y" from "X reduces Y" (cosine above 0.99 on
 SciFact), so a hit must also pass a lexical guard: every word that differs between the

@@ -158,5 +158,5 @@ class Settings(BaseSettings):
     answer_cache_size: int = Field(0, ge=0, le=1_000_000, description="answers kept; 0 turns the cache off")
     answer_cache_ttl: float = Field(600.0, gt=0, description="seconds a cached answer stays valid")
     answer_cache_threshold: float = Field(
-        0.95, gt=0.0, le=1.0, description="cosine similarity above which two questions are one"
+        0.9, gt=0.0, le=1.0, description="cosine similarity above which two questions are one"
     )
