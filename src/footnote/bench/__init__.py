@@ -1,1 +1,1 @@
-"""Benchmarks run against a live server: `footnote bench load`."""
+"""Load generation and benchmark reports."""
