@@ -49,16 +49,30 @@ class Application:
 
     @property
     def generator(self) -> Generator:
-        if self._generator is None:
-            from footnote.models.llama import LlamaCppGenerator
+        if self._generator is None and self.settings.backends:
+            from footnote.models.backends import build_router
 
-            self._generator = LlamaCppGenerator(
-                resolve_llm(self.settings.llm),
-                display_name=self.settings.llm,
-                context_length=self.settings.context_tokens,
-                threads=self.settings.threads,
-            )
+            self._generator = build_router(self.settings.backends, embedded=self._embedded_generator)
+        if self._generator is None:
+            self._generator = self._embedded_generator()
         return self._generator
+
+    @property
+    def generator_thread_safe(self) -> bool:
+        """Can answers be generated in several threads at once (without loading the model)?"""
+        if self._generator is not None:
+            return self._generator.thread_safe
+        return bool(self.settings.backends)
+
+    def _embedded_generator(self) -> Generator:
+        from footnote.models.llama import LlamaCppGenerator
+
+        return LlamaCppGenerator(
+            resolve_llm(self.settings.llm),
+            display_name=self.settings.llm,
+            context_length=self.settings.context_tokens,
+            threads=self.settings.threads,
+        )
 
     @property
     def vectors(self) -> VectorIndex:

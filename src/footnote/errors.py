@@ -55,3 +55,12 @@ class NotFoundError(FootnoteError):
 
 class QueryError(FootnoteError):
     """A question or search query cannot be answered as given."""
+
+
+class OverloadedError(FootnoteError):
+    """Too much work is waiting: the request is refused at once; retry after `retry_after` seconds."""
+
+    def __init__(self, pool: str, retry_after: int) -> None:
+        super().__init__(f"the server is busy ({pool}); retry after {retry_after} s")
+        self.pool = pool
+        self.retry_after = retry_after

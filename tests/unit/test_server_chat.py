@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -102,9 +103,12 @@ def test_stop_and_sampling_parameters_reach_the_model(tmp_path: Path) -> None:
         body = client.post("/v1/chat/completions", json=ask_body(**fields)).json()
         client.post("/v1/chat/completions", json=ask_body(stop="never"))
     assert body["choices"][0]["message"]["content"] == "Apple trees need a cold winter to set fruit well [1]."
-    assert generator.params[0] == GenerationParams(100, 0.7, 0.9, (" Bees",), 7)
+    # Each request carries its deadline (request_timeout from now) for the backend queues.
+    assert all(params.deadline is not None for params in generator.params)
+    sent = [replace(params, deadline=None) for params in generator.params]
+    assert sent[0] == GenerationParams(100, 0.7, 0.9, (" Bees",), 7)
     # Unset fields take the server's settings.
-    assert generator.params[1] == GenerationParams(256, 0.0, 1.0, ("never",), 0)
+    assert sent[1] == GenerationParams(256, 0.0, 1.0, ("never",), 0)
 
 
 def test_the_last_user_message_is_the_question(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from footnote import __version__
 from footnote.application import Application, create_app
 from footnote.cli import output
+from footnote.cli.bench import bench_app
 from footnote.cli.evaluate import eval_app
 from footnote.cli.ppl import ppl
 from footnote.cli.serve import serve
@@ -29,6 +30,7 @@ models_app = typer.Typer(help="List and verify models.", no_args_is_help=True)
 app.add_typer(docs_app, name="docs")
 app.add_typer(models_app, name="models")
 app.add_typer(eval_app, name="eval")
+app.add_typer(bench_app, name="bench")
 app.command()(ppl)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]

@@ -20,6 +20,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from footnote.config.backends import BackendSettings
+
 
 def default_home() -> Path:
     """Where footnote keeps its data unless `FOOTNOTE_HOME` says otherwise."""
@@ -160,4 +162,15 @@ class Settings(BaseSettings):
     )
     remote_api_key: SecretStr | None = Field(
         None, description="bearer key sent to a remote server scoring for `footnote ppl -m http://...`"
+    )
+    # --- generation backends (OpenAI-compatible servers behind a router) ---------------------
+    # Empty: the embedded model answers alone. FOOTNOTE_BACKENDS takes a JSON list; TOML [[backends]].
+    backends: list[BackendSettings] = Field(
+        default_factory=list, description="generation pools, tried in order; empty: the embedded model"
+    )
+    # --- answer cache (near-duplicate questions) ---------------------------------------------
+    answer_cache_size: int = Field(0, ge=0, le=1_000_000, description="answers kept; 0 turns the cache off")
+    answer_cache_ttl: float = Field(600.0, gt=0, description="seconds a cached answer stays valid")
+    answer_cache_threshold: float = Field(
+        0.9, gt=0.0, le=1.0, description="cosine similarity above which two questions are one"
     )

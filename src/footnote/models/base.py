@@ -59,6 +59,11 @@ class GenerationParams:
     top_p: float = 1.0
     stop: tuple[str, ...] = ()
     seed: int = 0
+    # Scheduling, used by routed backends: larger `priority` is served first; `deadline` is a
+    # `time.monotonic()` instant after which the request is given up; `model` names a pool.
+    priority: int = 0
+    deadline: float | None = None
+    model: str | None = None
 
 
 @dataclass
@@ -73,6 +78,7 @@ class Generator(ABC):
 
     name: str = "generator"
     context_length: int = 2048
+    thread_safe: bool = False  # may `stream` run in several threads at once?
 
     @abstractmethod
     def stream(self, messages: Sequence[Message], params: GenerationParams) -> Iterator[str]:

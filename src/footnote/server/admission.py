@@ -18,14 +18,11 @@ import time
 from collections import deque
 from contextlib import suppress
 
+from footnote.errors import OverloadedError
 
-class Overloaded(Exception):
+
+class Overloaded(OverloadedError):
     """No slot free and the queue is full (or the wait timed out)."""
-
-    def __init__(self, pool: str, retry_after: int) -> None:
-        super().__init__(f"the server is busy ({pool}); retry after {retry_after} s")
-        self.pool = pool
-        self.retry_after = retry_after
 
 
 class Slot:

@@ -20,7 +20,8 @@ from pydantic import BaseModel
 from footnote import __version__
 from footnote.application import Application, create_app
 from footnote.config import Settings
-from footnote.server.admission import AdmissionPool, Overloaded
+from footnote.errors import OverloadedError
+from footnote.server.admission import AdmissionPool
 from footnote.server.errors import ERROR_RESPONSES, error_response, install_error_handlers
 from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddleware
 from footnote.server.metrics import Metrics, MetricsMiddleware
@@ -78,7 +79,7 @@ def create_server(settings: Settings | None = None, application: Application | N
     server.include_router(settings_route.router, responses=ERROR_RESPONSES)
     server.include_router(web.router)
     install_error_handlers(server)
-    server.add_exception_handler(Overloaded, _on_overloaded)
+    server.add_exception_handler(OverloadedError, _on_overloaded)
     # Added innermost first: metrics see everything, keys are checked before any body is read.
     server.add_middleware(
         BodyLimitMiddleware,
@@ -94,7 +95,7 @@ def create_server(settings: Settings | None = None, application: Application | N
 
 
 async def _on_overloaded(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, Overloaded)
+    assert isinstance(exc, OverloadedError)
     return error_response(429, str(exc), code="overloaded", headers={"Retry-After": str(exc.retry_after)})
 
 

@@ -20,6 +20,7 @@ from footnote.errors import (
     LoaderError,
     ModelError,
     NotFoundError,
+    OverloadedError,
     QueryError,
     UnsupportedFormatError,
 )
@@ -102,6 +103,8 @@ def status_of(error: FootnoteError) -> int:
         return 400
     if isinstance(error, ModelError):
         return 503
+    if isinstance(error, OverloadedError):
+        return 429
     return 500
 
 

@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -36,7 +36,10 @@ class ModelHost:
 
     def __init__(self, application: Application) -> None:
         self.application = application
-        self.generation_lock = threading.Lock()
+        # Routed backends queue requests themselves (the embedded one among them one at a time).
+        self.generation_lock: AbstractContextManager[Any] = (
+            nullcontext() if application.generator_thread_safe else threading.Lock()
+        )
         self._load_lock = threading.Lock()
         self.state: LoadState = "idle"
         self.error: str | None = None
@@ -91,6 +94,7 @@ class ServerState:
     scoring: ScoringHost
     ingest_lock: threading.Lock = field(default_factory=threading.Lock)
     started: float = field(default_factory=time.time)
+    answers: Any = None  # the answer cache, built on first use when `answer_cache_size` > 0
 
     @property
     def application(self) -> Application:

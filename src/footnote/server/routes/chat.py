@@ -30,8 +30,8 @@ from footnote.server.answers import (
     SourcesReady,
     TextDeltas,
     collect,
-    start_answer,
 )
+from footnote.server.cached_answers import start_cached_answer
 from footnote.server.errors import ApiError, error_body, status_of
 from footnote.server.schemas.chat import ChatCompletion, ChatCompletionRequest
 from footnote.server.sources import SourceFilter
@@ -97,6 +97,8 @@ def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerReq
         top_p=1.0 if body.top_p is None else body.top_p,
         stop=body.stop_sequences(),
         seed=settings.seed if body.seed is None else body.seed,
+        deadline=time.monotonic() + settings.request_timeout,
+        priority=body.priority or 0,
     )
     source_filter = SourceFilter.parse(body.search_domain_filter, body.search_recency_filter)
     return AnswerRequest(questions[-1], generation, settings.top_k, source_filter)
@@ -113,7 +115,7 @@ async def chat_completions(body: ChatCompletionRequest, state: State) -> Respons
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
         related_questions=body.return_related_questions,
     )
-    run = await start_answer(state, request)
+    run = await start_cached_answer(state, request)
     if body.stream:
         return await _streaming_response(run, completion, state)
     sources: list[SourcesReady] = []

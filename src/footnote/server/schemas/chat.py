@@ -70,6 +70,9 @@ class ChatCompletionRequest(BaseModel):
     )
     search_recency_filter: Recency | None = None
     return_related_questions: bool = False
+    priority: int | None = Field(
+        None, ge=-100, le=100, description="footnote: larger is served first when backends queue requests"
+    )
 
     def stop_sequences(self) -> tuple[str, ...]:
         stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])

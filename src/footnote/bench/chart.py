@@ -1,0 +1,114 @@
+"""The load chart: latency percentiles and achieved QPS against the offered rate.
+
+A PNG through matplotlib when it is installed; otherwise an SVG drawn here, so the
+benchmark needs no plotting library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from footnote.bench.load import StepResult
+
+_COLOURS = {"ttft p50": "#1f77b4", "ttft p99": "#aec7e8", "e2e p50": "#d62728", "e2e p99": "#ff9896"}
+
+
+def _series(steps: Sequence[StepResult]) -> dict[str, list[tuple[float, float]]]:
+    series: dict[str, list[tuple[float, float]]] = {name: [] for name in _COLOURS}
+    for step in steps:
+        for name, values in (("ttft", step.ttft_s), ("e2e", step.latency_s)):
+            for q in ("p50", "p99"):
+                value = values[q]
+                if value is not None:
+                    series[f"{name} {q}"].append((step.offered_qps, value))
+    return series
+
+
+def write_chart(steps: Sequence[StepResult], stem: Path, title: str) -> Path:
+    """Write `stem`.png (matplotlib) or `stem`.svg; return the path written."""
+    try:
+        import matplotlib
+    except ImportError:
+        path = stem.with_suffix(".svg")
+        path.write_text(_svg(steps, title), encoding="utf-8")
+        return path
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (latency, qps) = plt.subplots(1, 2, figsize=(11, 4))
+    for name, points in _series(steps).items():
+        if points:
+            latency.plot(*zip(*points, strict=True), marker="o", label=name, color=_COLOURS[name])
+    latency.set(xlabel="offered QPS", ylabel="seconds", title="latency of answered requests")
+    latency.legend()
+    offered = [s.offered_qps for s in steps]
+    qps.plot(offered, [s.achieved_qps for s in steps], marker="o", label="achieved")
+    qps.plot(offered, offered, linestyle="--", color="grey", label="offered")
+    qps.plot(offered, [s.reject_rate * s.offered_qps for s in steps], marker="x", label="429 per s")
+    qps.set(xlabel="offered QPS", ylabel="QPS", title="throughput")
+    qps.legend()
+    figure.suptitle(title)
+    figure.tight_layout()
+    path = stem.with_suffix(".png")
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def _svg(steps: Sequence[StepResult], title: str) -> str:
+    width, height, pad = 460, 300, 50
+    offered = [s.offered_qps for s in steps] or [1.0]
+    qps_points = {
+        "achieved": [(s.offered_qps, s.achieved_qps) for s in steps],
+        "offered": [(s.offered_qps, s.offered_qps) for s in steps],
+        "429 per s": [(s.offered_qps, s.reject_rate * s.offered_qps) for s in steps],
+    }
+    qps_colours = {"achieved": "#2ca02c", "offered": "#999999", "429 per s": "#9467bd"}
+    panels = [
+        _panel(_series(steps), _COLOURS, "latency (s) vs offered QPS", max(offered), 0, width, height, pad),
+        _panel(qps_points, qps_colours, "QPS vs offered QPS", max(offered), width, width, height, pad),
+    ]
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * width}" height="{height + 30}" '
+        'font-family="sans-serif" font-size="11">'
+        f'<rect width="100%" height="100%" fill="white"/><text x="10" y="16" font-size="13">{title}</text>'
+        + "".join(panels)
+        + "</svg>"
+    )
+
+
+def _panel(
+    series: dict[str, list[tuple[float, float]]],
+    colours: dict[str, str],
+    label: str,
+    x_max: float,
+    left: int,
+    width: int,
+    height: int,
+    pad: int,
+) -> str:
+    y_max = max((y for points in series.values() for _, y in points), default=1.0) or 1.0
+    top = 30
+
+    def at(x: float, y: float) -> str:
+        px = left + pad + (width - 2 * pad) * (x / x_max if x_max else 0)
+        py = top + (height - pad) - (height - pad - 10) * (y / y_max)
+        return f"{px:.1f},{py:.1f}"
+
+    parts = [
+        f'<text x="{left + pad}" y="{top}">{label}</text>',
+        f'<polyline fill="none" stroke="black" points="{at(0, y_max)} {at(0, 0)} {at(x_max, 0)}"/>',
+        f'<text x="{left + pad - 5}" y="{top + 12}" text-anchor="end">{y_max:.3g}</text>',
+        f'<text x="{left + width - pad}" y="{top + height - pad + 14}" text-anchor="end">{x_max:.3g}</text>',
+    ]
+    for row, (name, points) in enumerate(series.items()):
+        if not points:
+            continue
+        coords = " ".join(at(x, y) for x, y in points)
+        parts.append(f'<polyline fill="none" stroke="{colours[name]}" stroke-width="2" points="{coords}"/>')
+        parts.append(
+            f'<text x="{left + width - pad}" y="{top + 14 * (row + 1)}" fill="{colours[name]}" '
+            f'text-anchor="end">{name}</text>'
+        )
+    return "".join(parts)

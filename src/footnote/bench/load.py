@@ -1,0 +1,213 @@
+"""Open-loop load: requests arrive at a fixed average rate whether or not earlier ones finished.
+
+Each step of the ladder sends Poisson arrivals at one offered rate for a fixed time, then
+waits for the stragglers (up to the request timeout). A closed loop (next request when
+the last one returns) would hide overload, because a slow server slows its own load;
+here a saturated server shows growing latency, 429s or errors instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from footnote.bench.queries import BenchQuery
+
+Status = Literal["ok", "rejected", "error", "timeout"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: Status
+    kind: str
+    ttft: float | None = None  # seconds to the first piece of answer text
+    latency: float | None = None  # seconds to the end of the stream
+    detail: str = ""
+
+
+@dataclass
+class StepResult:
+    offered_qps: float
+    duration_s: float
+    sent: int
+    ok: int
+    rejected: int
+    errors: int
+    timeouts: int
+    achieved_qps: float
+    ttft_s: dict[str, float | None]
+    latency_s: dict[str, float | None]
+    rss_bytes: int | None
+    by_kind: dict[str, int] = field(default_factory=dict)
+    sample_errors: list[str] = field(default_factory=list)
+
+    @property
+    def reject_rate(self) -> float:
+        return self.rejected / self.sent if self.sent else 0.0
+
+    @property
+    def error_rate(self) -> float:
+        return (self.errors + self.timeouts) / self.sent if self.sent else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.update(reject_rate=round(self.reject_rate, 4), error_rate=round(self.error_rate, 4))
+        return data
+
+
+def percentiles(values: Sequence[float]) -> dict[str, float | None]:
+    """p50, p95 and p99 by the nearest-rank method (None when there is nothing to rank)."""
+    ordered = sorted(values)
+    result: dict[str, float | None] = {}
+    for name, q in (("p50", 0.50), ("p95", 0.95), ("p99", 0.99)):
+        if not ordered:
+            result[name] = None
+            continue
+        rank = max(1, -(-len(ordered) * q // 1))  # ceil(n*q), at least 1
+        result[name] = round(ordered[int(rank) - 1], 4)
+    return result
+
+
+@dataclass(frozen=True)
+class LoadTarget:
+    url: str
+    api_key: str | None = None
+    max_tokens: int = 64
+    timeout: float = 120.0
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+
+async def ask(client: httpx.AsyncClient, target: LoadTarget, query: BenchQuery) -> Outcome:
+    body = {
+        "model": "footnote",
+        "messages": [{"role": "user", "content": query.text}],
+        "stream": True,
+        "max_tokens": target.max_tokens,
+    }
+    started = time.perf_counter()
+    try:
+        async with client.stream(
+            "POST", f"{target.url}/v1/chat/completions", json=body, headers=target.headers()
+        ) as response:
+            if response.status_code == 429:
+                await response.aread()
+                return Outcome("rejected", query.kind, latency=time.perf_counter() - started)
+            if response.status_code != 200:
+                detail = (await response.aread())[:200].decode("utf-8", "replace")
+                return Outcome("error", query.kind, detail=f"HTTP {response.status_code}: {detail}")
+            return await _read_stream(response, query, started)
+    except httpx.TimeoutException:
+        return Outcome("timeout", query.kind, detail=f"no answer within {target.timeout:g} s")
+    except httpx.HTTPError as exc:
+        return Outcome("error", query.kind, detail=f"{type(exc).__name__}: {exc}")
+
+
+async def _read_stream(response: httpx.Response, query: BenchQuery, started: float) -> Outcome:
+    ttft = None
+    async for line in response.aiter_lines():
+        if not line.startswith("data: "):
+            continue
+        data = line[len("data: ") :]
+        if data == "[DONE]":
+            latency = time.perf_counter() - started
+            return Outcome("ok", query.kind, ttft if ttft is not None else latency, latency)
+        chunk = json.loads(data)
+        if "error" in chunk:
+            error = chunk["error"]
+            status: Status = "rejected" if error.get("type") == "rate_limit_error" else "error"
+            return Outcome(status, query.kind, detail=str(error.get("message")))
+        choices = chunk.get("choices") or [{}]
+        if ttft is None and (choices[0].get("delta") or {}).get("content"):
+            ttft = time.perf_counter() - started
+    return Outcome("error", query.kind, detail="the stream ended without [DONE]")
+
+
+async def run_step(
+    target: LoadTarget,
+    queries: Sequence[BenchQuery],
+    rate: float,
+    duration: float,
+    rng: random.Random,
+    rss: Callable[[], int | None],
+) -> StepResult:
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+    timeout = httpx.Timeout(target.timeout, connect=10.0)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+        tasks: list[asyncio.Task[Outcome]] = []
+        started = time.perf_counter()
+        offset = rng.expovariate(rate)
+        while offset < duration:
+            delay = started + offset - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            query = queries[rng.randrange(len(queries))]
+            tasks.append(asyncio.create_task(ask(client, target, query)))
+            offset += rng.expovariate(rate)
+        outcomes = list(await asyncio.gather(*tasks))
+        elapsed = time.perf_counter() - started
+    return summarise(outcomes, rate, duration, max(elapsed, duration), rss())
+
+
+def summarise(
+    outcomes: Sequence[Outcome], rate: float, duration: float, elapsed: float, rss_bytes: int | None
+) -> StepResult:
+    ok = [o for o in outcomes if o.status == "ok"]
+    kinds: dict[str, int] = {}
+    for outcome in ok:
+        kinds[outcome.kind] = kinds.get(outcome.kind, 0) + 1
+    failures = [o.detail for o in outcomes if o.status in ("error", "timeout") and o.detail]
+    return StepResult(
+        offered_qps=rate,
+        duration_s=duration,
+        sent=len(outcomes),
+        ok=len(ok),
+        rejected=sum(o.status == "rejected" for o in outcomes),
+        errors=sum(o.status == "error" for o in outcomes),
+        timeouts=sum(o.status == "timeout" for o in outcomes),
+        achieved_qps=round(len(ok) / elapsed, 4) if elapsed else 0.0,
+        ttft_s=percentiles([o.ttft for o in ok if o.ttft is not None]),
+        latency_s=percentiles([o.latency for o in ok if o.latency is not None]),
+        rss_bytes=rss_bytes,
+        by_kind=kinds,
+        sample_errors=sorted(set(failures))[:5],
+    )
+
+
+def saturation(steps: Sequence[StepResult]) -> dict[str, Any]:
+    """The first offered rate the server did not keep up with, and p99s of the step below it.
+
+    Keeping up: at least 90 % of the requests sent answered, under 5 % errors and 429s, and
+    a median latency within 3x of the lowest rate's (a growing queue shows there first).
+    Achieved QPS is not the test: with few, slow requests per step its drain time dominates.
+    """
+    baseline = next((s.latency_s["p50"] for s in steps if s.latency_s["p50"] is not None), None)
+    below: StepResult | None = None
+    saturated: float | None = None
+    for step in steps:
+        median = step.latency_s["p50"]
+        kept_up = (
+            step.sent > 0
+            and step.ok >= 0.9 * step.sent
+            and step.error_rate + step.reject_rate < 0.05
+            and (baseline is None or median is None or median <= 3 * baseline)
+        )
+        if not kept_up:
+            saturated = step.offered_qps
+            break
+        below = step
+    return {
+        "saturation_qps": saturated,
+        "highest_sustained_qps": below.offered_qps if below else None,
+        "p99_ttft_below_s": below.ttft_s["p99"] if below else None,
+        "p99_latency_below_s": below.latency_s["p99"] if below else None,
+        "low_load_p99_latency_s": steps[0].latency_s["p99"] if steps else None,
+    }

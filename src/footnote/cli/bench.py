@@ -1,0 +1,75 @@
+"""`footnote bench`: measure a running server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from footnote.cli import output
+from footnote.errors import ConfigError
+
+bench_app = typer.Typer(help="Measure a running footnote server.", no_args_is_help=True)
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        rates = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(f"--rates {text!r}: expected numbers separated by commas, e.g. 0.5,1,2") from None
+    if not rates or any(rate <= 0 for rate in rates):
+        raise ConfigError(f"--rates {text!r}: every rate must be above 0 requests per second")
+    return rates
+
+
+def _check_reachable(url: str) -> None:
+    import httpx
+
+    try:
+        httpx.get(f"{url}/healthz", timeout=10).raise_for_status()
+    except httpx.HTTPError as exc:
+        raise ConfigError(f"cannot reach {url}/healthz ({exc}); is `footnote serve` running there?") from None
+
+
+@bench_app.command("load")
+def load(
+    url: Annotated[str, typer.Option(help="The server, e.g. http://127.0.0.1:8080.")],
+    queries: Annotated[Path, typer.Option(help="Questions: a BEIR queries.jsonl or one per line.")],
+    rates: Annotated[str, typer.Option(help="Offered requests per second, one per step.")] = "1,2,5,10,20",
+    step_seconds: Annotated[float, typer.Option(min=1, help="How long each step sends requests.")] = 30,
+    max_tokens: Annotated[int, typer.Option(min=1, help="max_tokens of every request.")] = 64,
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds a request may take.")] = 120,
+    limit_queries: Annotated[int | None, typer.Option(min=1, help="Use the first N questions.")] = None,
+    robust: Annotated[bool, typer.Option(help="Add typo, swap, drop and mask variants.")] = True,
+    api_key: Annotated[str | None, typer.Option(envvar="FOOTNOTE_BENCH_API_KEY", help="Bearer key.")] = None,
+    pid: Annotated[int | None, typer.Option(help="Server process id, for its RSS (else /metrics).")] = None,
+    out: Annotated[Path, typer.Option(help="Folder for the JSON report and the chart.")] = Path(
+        "benchmarks/results"
+    ),
+    label: Annotated[str, typer.Option(help="File name stem of the report.")] = "load",
+    seed: Annotated[int, typer.Option(help="Seed of arrivals, question order and variants.")] = 0,
+) -> None:
+    """Open-loop arrivals at a ladder of rates: QPS, TTFT and latency percentiles, 429s, RSS."""
+    from footnote.bench.load import LoadTarget, StepResult
+    from footnote.bench.memory import rss_reader
+    from footnote.bench.queries import BenchQuery, load_queries, robustness_set
+    from footnote.bench.runner import LoadPlan, run_ladder, write_report
+
+    texts = load_queries(queries, limit_queries)
+    bench_queries = robustness_set(texts, seed) if robust else [BenchQuery(t, "original") for t in texts]
+    target = LoadTarget(url.rstrip("/"), api_key, max_tokens, timeout)
+    plan = LoadPlan(_rates(rates), step_seconds, seed, label)
+    _check_reachable(target.url)
+
+    def show(step: StepResult) -> None:
+        output.console.print(
+            f"offered {step.offered_qps:g}/s: sent {step.sent}, ok {step.ok}, 429 {step.rejected}, "
+            f"errors {step.errors + step.timeouts}, achieved {step.achieved_qps:g}/s, "
+            f"TTFT p50/p99 {step.ttft_s['p50']}/{step.ttft_s['p99']} s, "
+            f"e2e p50/p99 {step.latency_s['p50']}/{step.latency_s['p99']} s"
+        )
+
+    steps = run_ladder(target, bench_queries, plan, rss_reader(target.url, pid, api_key), show)
+    json_path, chart = write_report(steps, target, plan, bench_queries, out)
+    output.console.print(f"wrote {json_path} and {chart}")

@@ -1,0 +1,117 @@
+"""`footnote bench load`: questions and variants, percentiles, saturation, and a run against a server."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from typer.testing import CliRunner
+
+from footnote.bench.load import Outcome, StepResult, percentiles, saturation, summarise
+from footnote.bench.queries import drop, load_queries, mask, robustness_set, swap, typo
+from footnote.cli.main import app as cli
+from footnote.errors import ConfigError
+from tests.integration.backend_servers import free_port
+from tests.unit.server_fixtures import APPLE_REPLY, build
+
+CLAIM = "Vitamin D3 supplements reduce fracture risk in Finnish adults over 65."
+
+
+def test_variants_change_one_thing_each() -> None:
+    rng = random.Random(1)
+    words = CLAIM.split()
+    typed = typo(CLAIM, rng).split()
+    assert len(typed) == len(words) and sum(a != b for a, b in zip(typed, words, strict=True)) == 1
+    assert sorted(swap(CLAIM, rng).split()) == sorted(words) and swap(CLAIM, rng) != CLAIM
+    assert len(drop(CLAIM, rng).split()) == len(words) - 1
+    masked = mask(CLAIM, rng)
+    assert "something" in masked and masked.split()[0] == "Vitamin"
+    queries = robustness_set([CLAIM, "short one"], seed=3)
+    assert {q.kind for q in queries} == {"original", "typo", "swap", "drop", "mask"}
+    assert robustness_set([CLAIM], seed=3) == robustness_set([CLAIM], seed=3)
+
+
+def test_query_files_and_their_errors(tmp_path: Path) -> None:
+    jsonl = tmp_path / "queries.jsonl"
+    jsonl.write_text('{"_id": "1", "text": "first"}\n\n{"_id": "2", "text": "second"}\n', encoding="utf-8")
+    assert load_queries(jsonl) == ["first", "second"]
+    assert load_queries(jsonl, limit=1) == ["first"]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": 1}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"broken.jsonl:1: expected a JSON object with a 'text' field"):
+        load_queries(broken)
+    with pytest.raises(ConfigError, match="no query file"):
+        load_queries(tmp_path / "missing.txt")
+
+
+def test_percentiles_by_nearest_rank() -> None:
+    assert percentiles([float(v) for v in range(1, 101)]) == {"p50": 50.0, "p95": 95.0, "p99": 99.0}
+    assert percentiles([3.0]) == {"p50": 3.0, "p95": 3.0, "p99": 3.0}
+    assert percentiles([]) == {"p50": None, "p95": None, "p99": None}
+
+
+def step(rate: float, latency: float = 2.0, rejected: int = 0, failed: int = 0) -> StepResult:
+    outcomes = [Outcome("ok", "original", 1.0, latency)] * 10
+    outcomes += [Outcome("rejected", "original")] * rejected + [Outcome("timeout", "original")] * failed
+    return summarise(outcomes, rate, 10, 10, None)
+
+
+def test_saturation_is_the_first_rate_not_kept_up_with() -> None:
+    summary = saturation([step(0.5), step(1, latency=5.0), step(2, latency=7.0), step(4, latency=30.0)])
+    assert summary["saturation_qps"] == 2 and summary["highest_sustained_qps"] == 1  # median over 3x
+    assert summary["p99_latency_below_s"] == 5.0 and summary["low_load_p99_latency_s"] == 2.0
+    assert summary["p99_ttft_below_s"] == 1.0
+    assert saturation([step(0.5), step(1, rejected=2)])["saturation_qps"] == 1
+    assert saturation([step(0.5), step(1, failed=2)])["saturation_qps"] == 1
+    assert saturation([step(0.5)])["saturation_qps"] is None
+
+
+@pytest.fixture
+def live_server(tmp_path: Path) -> Iterator[str]:
+    server, _ = build(tmp_path, [APPLE_REPLY] * 200, max_concurrency=1, max_queue=0)
+    port = free_port()
+    runner = uvicorn.Server(uvicorn.Config(server, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    while not runner.started:
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    runner.should_exit = True
+    thread.join(30)
+
+
+def test_bench_load_writes_a_report_and_a_chart(live_server: str, tmp_path: Path) -> None:
+    queries = tmp_path / "questions.txt"
+    queries.write_text("What do apple trees need?\nWhy do bees carry pollen between Apple varieties?\n")
+    out = tmp_path / "results"
+    args = ["bench", "load", "--url", live_server, "--queries", str(queries), "--rates", "4,8"]
+    args += ["--step-seconds", "1", "--out", str(out), "--label", "smoke", "--pid", str(os.getpid())]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "smoke.json").read_text())
+    assert [s["offered_qps"] for s in report["steps"]] == [4, 8]
+    for data in report["steps"]:
+        assert data["sent"] == data["ok"] + data["rejected"] + data["errors"] + data["timeouts"] > 0
+        assert data["errors"] == data["timeouts"] == 0, data["sample_errors"]
+        assert data["rss_bytes"] > 0
+    assert report["steps"][0]["ok"] > 0 and report["steps"][0]["ttft_s"]["p50"] is not None
+    assert set(report["queries"]) <= {"original", "typo", "swap", "drop", "mask"}
+    assert (out / "smoke.svg").exists() or (out / "smoke.png").exists()
+    assert "offered 4/s" in result.output
+
+
+def test_bench_load_says_when_the_server_is_not_there(tmp_path: Path) -> None:
+    queries = tmp_path / "q.txt"
+    queries.write_text("anything\n")
+    url = f"http://127.0.0.1:{free_port()}"
+    result = CliRunner().invoke(cli, ["bench", "load", "--url", url, "--queries", str(queries)])
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ConfigError)
+    assert "is `footnote serve` running there?" in str(result.exception)
