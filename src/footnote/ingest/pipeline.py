@@ -103,7 +103,7 @@ def discover(
     for path in paths:
         if path.is_dir():
             for file, relative in _walk(path, exclude):
-                if _selected(relative, include, exclude):
+                if select_path(relative, include, exclude):
                     found.append(file)
         elif path.is_file() or path.is_symlink():
             found.append(path)
@@ -126,7 +126,10 @@ def _absolute(path: Path) -> Path:
         return path.absolute()
 
 
-def _selected(relative: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+def select_path(relative: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether a file at `relative` (POSIX path under its folder) passes the globs and is not hidden."""
+    if any(part.startswith(".") for part in relative.split("/")):
+        return False
     name = relative.rsplit("/", 1)[-1]
 
     def matches(patterns: Sequence[str]) -> bool:
@@ -331,6 +334,20 @@ class Ingestor:
         self.catalog.replace_documents([p.entry for p in window], write_vectors)
         report.files.extend(p.outcome for p in window)
         return len(texts)
+
+    def remove_paths(self, paths: Iterable[Path]) -> list[FileOutcome]:
+        """Delete the documents at `paths` or under them (folders); returns what was removed."""
+        targets = [str(path) for path in paths]
+        if not targets:
+            return []
+        gone = [
+            record
+            for record in self.catalog.list_documents()
+            if any(record.path == t or record.path.startswith(t.rstrip(os.sep) + os.sep) for t in targets)
+        ]
+        if gone:
+            self.catalog.delete_documents([record.id for record in gone])
+        return [FileOutcome(record.path, "removed", record.chunk_count) for record in gone]
 
     def prune(self, paths: Sequence[Path], present: Sequence[Path]) -> list[FileOutcome]:
         """Delete documents under folders in `paths` (or at file paths) that were not found now."""
