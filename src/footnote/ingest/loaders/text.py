@@ -43,8 +43,20 @@ def decode_text(data: bytes) -> str:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
-            text = _decode_legacy(data)
+            text = _decode_damaged_utf8(data) or _decode_legacy(data)
     return normalize_newlines(text.removeprefix("\ufeff"))
+
+
+def _decode_damaged_utf8(data: bytes) -> str | None:
+    """UTF-8 with a few bad bytes (each becomes U+FFFD), or None when it does not look like UTF-8.
+
+    Text in a legacy code page almost never contains valid multi-byte UTF-8 sequences,
+    so a file with more of those than bad bytes is UTF-8 that was damaged.
+    """
+    text = data.decode("utf-8-sig", errors="replace")
+    bad = text.count("\ufffd")
+    valid = sum(1 for char in text if ord(char) > 127 and char != "\ufffd")
+    return text if valid > bad else None
 
 
 def _decode_legacy(data: bytes) -> str:
