@@ -57,5 +57,7 @@ class Chunk:
 
     def embedding_text(self, title: str) -> str:
         """The text given to the embedder: title and heading path give a chunk its context."""
-        context = " > ".join(part for part in (title, *self.heading_path) if part)
+        # A title the chunk already starts with (a text file's first line) is not repeated.
+        shown = "" if title and self.text.startswith(title) else title
+        context = " > ".join(part for part in (shown, *self.heading_path) if part)
         return f"{context}\n{self.text}" if context else self.text
