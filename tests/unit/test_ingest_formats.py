@@ -191,3 +191,20 @@ def test_docx_headings_and_tables(ingested: tuple[Application, IngestReport, Pat
     table = chunk_with(chunks, "160 m")
     assert "span | material\n160 m | stone" in table[0]
     assert table[4] is None
+
+
+def test_chunks_with_their_title_and_headings_fit_the_embedders_window(tmp_path: Path) -> None:
+    """A title longer than the room kept for it shrinks the chunks instead of being truncated away."""
+    embedder = HashingEmbedder()
+    embedder.max_tokens = 64
+    title = " ".join(f"word{i}" for i in range(18))
+    body = " ".join(f"Sentence number {i} says something about rivers." for i in range(60))
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    section = " ".join(f"part{i}" for i in range(16))
+    (folder / "long.md").write_text(f"# {title}\n\n## {section}\n\n{body}\n", encoding="utf-8")
+    app = create_app(Settings(home=tmp_path / "home", chunk_tokens=60, chunk_overlap=8), embedder=embedder)
+    app.ingest([folder])
+    records = app.catalog.chunks(list(app.catalog.chunk_ids())).values()
+    assert len(records) > 5
+    assert all(embedder.count_tokens(r.embedding_text()) <= embedder.max_tokens for r in records)

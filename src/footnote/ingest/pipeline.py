@@ -28,7 +28,7 @@ from typing import Literal
 
 from footnote.errors import LoaderError
 from footnote.ingest.chunker import chunk_document
-from footnote.ingest.document import Document
+from footnote.ingest.document import Chunk, Document
 from footnote.ingest.loaders import load_document, unsupported_reason
 from footnote.models.base import Embedder
 from footnote.store.catalog import Catalog, DocumentEntry
@@ -38,6 +38,8 @@ Status = Literal["new", "changed", "unchanged", "failed", "skipped", "removed"]
 STATUSES: tuple[Status, ...] = ("new", "changed", "unchanged", "failed", "skipped", "removed")
 # Room left in the embedder's window for the title and heading path put before each chunk.
 CONTEXT_PREFIX_TOKENS = 32
+# The smallest chunk budget left when a long title or heading path crowds the window.
+_MIN_CHUNK_TOKENS = 16
 # Parsed chunks stored (and embedded) together: large enough for length-sorted batches to pad little.
 WINDOW_CHUNKS = 1024
 # Parsed files waiting for the embedder; bounds memory while parsing runs ahead.
@@ -312,9 +314,26 @@ class Ingestor:
     def _prepared(
         self, document: Document, content_hash: str, size: int, mtime: float, status: Status
     ) -> _Parsed:
-        chunks = chunk_document(document, self.embedder.count_tokens, self.max_tokens, self.overlap)
+        chunks = self.chunk(document)
         entry = DocumentEntry(document, content_hash, size, mtime, tuple(chunks))
         return _Parsed(FileOutcome(document.path, status, len(chunks)), entry)
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Chunks whose embedding text (title and heading path included) fits the embedder's window.
+
+        A long title or heading path can take more than the room kept for it; such a
+        document is chunked again with a budget smaller by the largest overflow, so that
+        the embedder never silently truncates a chunk.
+        """
+        budget = self.max_tokens
+        window = self.embedder.max_tokens
+        count = self.embedder.count_tokens
+        while True:
+            chunks = chunk_document(document, count, budget, min(self.overlap, budget // 2))
+            overflow = max((count(c.embedding_text(document.title)) - window for c in chunks), default=0)
+            if overflow <= 0 or budget <= _MIN_CHUNK_TOKENS:
+                return chunks
+            budget = max(_MIN_CHUNK_TOKENS, budget - overflow)
 
     def _store(self, window: Sequence[_Parsed], report: IngestReport) -> int:
         """Embed the window's chunks, then store its documents and vectors in one transaction."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,13 @@ class SentenceTransformerEmbedder(Embedder):
         dimension: int | None = get_dimension()
         self.dimension = dimension or 0
         self.max_tokens = self._model.max_seq_length or 256
+        # A copy of the fast tokenizer for counting: `encode` sets padding and truncation on
+        # its own tokenizer per call, so sharing it with a parsing thread corrupts batches.
+        backend = getattr(self._model.tokenizer, "backend_tokenizer", None)
+        self._counter: Any = copy.deepcopy(backend) if backend is not None else None
+        if self._counter is not None:
+            self._counter.no_padding()
+            self._counter.no_truncation()
         self.batch_size = batch_size
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
@@ -71,5 +79,7 @@ class SentenceTransformerEmbedder(Embedder):
         return self.embed_batch(texts)
 
     def count_tokens(self, text: str) -> int:
+        if self._counter is not None:
+            return len(self._counter.encode(text, add_special_tokens=True).ids)
         encoded = self._model.tokenizer(text, add_special_tokens=True, verbose=False)
         return len(encoded["input_ids"])
