@@ -95,3 +95,24 @@ def test_a_changed_file_is_replaced_atomically(tmp_path: Path) -> None:
         reader.close()
     assert len(seen) > 10
     assert all(len(tags) == 1 for tags in seen), [tags for tags in seen if len(tags) != 1][:5]
+
+
+def test_discover_applies_globs_and_says_why_files_are_left_out(tmp_path: Path) -> None:
+    from footnote.ingest.pipeline import discover
+
+    for name in ("a.md", "b.txt", "drafts/c.md", "img/d.png", ".git/e.md", "f.tar.gz"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    files, left_out = discover([tmp_path], include=["*.md", "*.gz", "*.png"], exclude=["drafts"])
+    assert [p.name for p in files] == ["a.md"]
+    assert {(Path(o.path).name, o.status) for o in left_out} == {
+        ("d.png", "skipped"),
+        ("f.tar.gz", "skipped"),
+    }
+    files, left_out = discover([tmp_path / "img" / "d.png", tmp_path / "missing.md"])
+    assert not files
+    assert {(Path(o.path).name, o.status) for o in left_out} == {
+        ("d.png", "failed"),
+        ("missing.md", "failed"),
+    }
+    assert all(o.error for o in left_out)

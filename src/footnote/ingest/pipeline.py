@@ -98,24 +98,26 @@ def discover(
     `include`/`exclude` are globs matched against a file's path relative to the folder
     given and against its name (`*` also matches across folders); a file is taken when it
     matches some include (or there are none) and no exclude. Files of unsupported types
-    are skipped with the reason; paths that do not exist fail.
+    found in folders are skipped with the reason; unsupported files named on their own
+    and paths that do not exist fail.
     """
-    found: list[Path] = []
+    found: list[tuple[Path, bool]] = []  # (file, named explicitly)
     outcomes: list[FileOutcome] = []
     for path in paths:
         if path.is_dir():
             for file, relative in _walk(path, exclude):
                 if select_path(relative, include, exclude):
-                    found.append(file)
+                    found.append((file, False))
         elif path.is_file() or path.is_symlink():
-            found.append(path)
+            found.append((path, True))
         else:
             outcomes.append(FileOutcome(str(path), "failed", error="no such file or folder; check the path"))
     unique: dict[Path, None] = {}
-    for file in found:
+    for file, named in found:
         reason = unsupported_reason(file)
         if reason is not None:
-            outcomes.append(FileOutcome(str(file), "skipped", error=reason))
+            # A file named on its own was meant to be ingested: refusing it is a failure.
+            outcomes.append(FileOutcome(str(file), "failed" if named else "skipped", error=reason))
         else:
             unique.setdefault(_absolute(file))
     return list(unique), outcomes
