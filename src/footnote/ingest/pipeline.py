@@ -243,7 +243,7 @@ class Ingestor:
         return report
 
     def ingest_file(self, path: Path) -> FileOutcome:
-        """Ingest one file now (parse, embed, store); the unit used by `--watch`."""
+        """Ingest one file now: parse, embed, and store it with its vectors."""
         report = IngestReport()
         item = self._parse_file(path)
         if isinstance(item, FileOutcome):
