@@ -8,7 +8,7 @@ the protocols); otherwise they are resolved from the registry and hash-checked.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent
@@ -33,6 +33,7 @@ class Application:
         self._embedder = embedder
         self._generator = generator
         self._vectors: VectorIndex | None = None
+        self._index_reconciled = False
 
     # --- lazily built parts ----------------------------------------------------------------
 
@@ -109,12 +110,33 @@ class Application:
 
     # --- what the edges call ---------------------------------------------------------------
 
-    def ingest(self, paths: Iterable[Path], progress: ProgressCallback | None = None) -> IngestReport:
+    def ingest(
+        self,
+        paths: Iterable[Path],
+        progress: ProgressCallback | None = None,
+        *,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        prune: bool = False,
+    ) -> IngestReport:
+        report = self.ingestor(include, exclude).ingest(paths, progress, prune=prune)
+        self._index_reconciled = True
+        return report
+
+    def ingestor(self, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Ingestor:
+        """An ingest pipeline on this app's stores; the first one also reconciles the whole index."""
         s = self.settings
-        ingestor = Ingestor(
-            self.catalog, self.vectors, self.embedder, s.chunk_tokens, s.chunk_overlap, s.embed_batch_size
+        return Ingestor(
+            self.catalog,
+            self.vectors,
+            self.embedder,
+            s.chunk_tokens,
+            s.chunk_overlap,
+            s.embed_batch_size,
+            include=include,
+            exclude=exclude,
+            full_reconcile=not self._index_reconciled,
         )
-        return ingestor.ingest(paths, progress)
 
     def search(self, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:
         return self.retriever().search(query, self.retrieval_params(limit, mode))

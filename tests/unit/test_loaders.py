@@ -39,7 +39,17 @@ def kinds_and_texts(document: Document) -> list[tuple[str, str]]:
 
 
 def test_supported_suffixes_are_the_documented_ones() -> None:
-    assert SUPPORTED_SUFFIXES == (".md", ".markdown", ".txt", ".text", ".html", ".htm", ".pdf")
+    assert SUPPORTED_SUFFIXES == (
+        ".md",
+        ".markdown",
+        ".txt",
+        ".text",
+        ".html",
+        ".htm",
+        ".pdf",
+        ".docx",
+        ".gz",
+    )
 
 
 def test_unsupported_suffix_names_the_supported_ones(tmp_path: Path) -> None:
@@ -47,7 +57,7 @@ def test_unsupported_suffix_names_the_supported_ones(tmp_path: Path) -> None:
     with pytest.raises(UnsupportedFormatError) as caught:
         load_document(path)
     assert caught.value.problem == (
-        "unsupported file type '.xyz'; supported: .md, .markdown, .txt, .text, .html, .htm, .pdf"
+        "unsupported file type '.xyz'; supported: .md, .markdown, .txt, .text, .html, .htm, .pdf, .docx, .gz"
     )
     assert str(path) in str(caught.value)
 

@@ -59,19 +59,32 @@ def open_app() -> Application:
 def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders to ingest (folders recursively).")],
     json_output: JsonOption = False,
+    include: Annotated[
+        list[str] | None,
+        typer.Option("--include", help="Only files matching this glob (path under the folder, or name)."),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="Leave out files and folders matching this glob.")
+    ] = None,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Remove documents whose files under these paths are gone.")
+    ] = False,
+    watch: Annotated[
+        bool, typer.Option("--watch", help="After ingesting, follow the folders and apply changes.")
+    ] = False,
 ) -> None:
     """Add documents to the index; unchanged files are skipped."""
-    from footnote.cli.progress import IngestProgress
+    from footnote.cli.ingest import run_ingest
 
-    footnote = open_app()
-    with IngestProgress(enabled=not json_output) as progress:
-        report = footnote.ingest(paths, progress.update)
-    if json_output:
-        output.print_json({"summary": report.summary(), "files": [asdict(f) for f in report.files]})
-    else:
-        output.print_ingest_report(report)
-    if report.failed:
-        raise typer.Exit(code=1 if report.count("failed") < len(report.files) else 2)
+    run_ingest(
+        open_app(),
+        paths,
+        include=include or [],
+        exclude=exclude or [],
+        prune=prune,
+        watch=watch,
+        json_output=json_output,
+    )
 
 
 @app.command()

@@ -4,10 +4,30 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 from footnote.cli.output import errors
 from footnote.ingest.pipeline import Progress as PipelineProgress
+
+
+class RateColumn(ProgressColumn):
+    """Items per second so far: files parsed or chunks embedded."""
+
+    def render(self, task: Task) -> Text:
+        elapsed = task.elapsed or 0.0
+        rate = task.completed / elapsed if elapsed > 0 else 0.0
+        unit = task.fields.get("unit", "")
+        return Text(f"{rate:,.0f} {unit}/s", style="dim")
 
 
 class IngestProgress:
@@ -16,6 +36,7 @@ class IngestProgress:
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
+            RateColumn(),
             TimeElapsedColumn(),
             console=errors,
             disable=not enabled,
@@ -35,5 +56,6 @@ class IngestProgress:
     def update(self, event: PipelineProgress) -> None:
         label = "parsing files" if event.stage == "file" else "embedding chunks"
         if event.stage not in self._tasks:
-            self._tasks[event.stage] = self._bar.add_task(label, total=event.total)
+            unit = "files" if event.stage == "file" else "chunks"
+            self._tasks[event.stage] = self._bar.add_task(label, total=event.total, unit=unit)
         self._bar.update(self._tasks[event.stage], completed=event.done, total=event.total)

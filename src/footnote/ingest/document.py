@@ -57,5 +57,9 @@ class Chunk:
 
     def embedding_text(self, title: str) -> str:
         """The text given to the embedder: title and heading path give a chunk its context."""
-        context = " > ".join(part for part in (title, *self.heading_path) if part)
+        # A title the chunk already starts with (a text file's first line) is not repeated.
+        # Nor is a top heading that repeats the title (a Markdown file's "# Title").
+        shown = "" if title and self.text.startswith(title) else title
+        headings = self.heading_path[1:] if self.heading_path[:1] == (title,) else self.heading_path
+        context = " > ".join(part for part in (shown, *headings) if part)
         return f"{context}\n{self.text}" if context else self.text

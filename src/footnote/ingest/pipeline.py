@@ -1,32 +1,51 @@
-"""The incremental ingest pipeline: files → documents → chunks → catalog → vectors.
+"""The incremental ingest pipeline: files → documents → chunks → vectors + catalog.
 
-The catalog is written first and is the source of truth. Vectors follow it: a
-chunk is embedded after its document is committed, and marked once its vector
-is stored, so an interrupted run resumes where it stopped. Unchanged files (same
-SHA-256 of their bytes) are skipped without being parsed.
+The SQLite catalog is the source of truth. Files are parsed and chunked on a
+background thread while the chunks of earlier files are embedded; a window of
+parsed files is then stored in one catalog transaction, inside which their
+vectors are written, so readers see a changed file's old version (with its
+vectors) until the commit shows the new one (with its own). Unchanged files
+(same SHA-256 of their bytes) are skipped without being parsed.
+
+At start-up the vector index is brought back in line with the catalog: vectors
+of chunks the catalog lacks are deleted, and chunks whose vectors are missing
+are embedded again. A run killed at any moment therefore ends, once run again,
+with exactly the chunks and vectors an uninterrupted run would have made.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
+import queue
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from footnote.errors import LoaderError
 from footnote.ingest.chunker import chunk_document
-from footnote.ingest.document import Document
-from footnote.ingest.loaders import SUPPORTED_SUFFIXES, load_document
+from footnote.ingest.document import Chunk, Document
+from footnote.ingest.loaders import load_document, unsupported_reason
 from footnote.models.base import Embedder
-from footnote.store.catalog import Catalog
+from footnote.store.catalog import Catalog, DocumentEntry
 from footnote.store.vectors import Metadata, VectorIndex
 
-Status = Literal["new", "changed", "unchanged", "failed"]
+Status = Literal["new", "changed", "unchanged", "failed", "skipped", "removed"]
+STATUSES: tuple[Status, ...] = ("new", "changed", "unchanged", "failed", "skipped", "removed")
 # Room left in the embedder's window for the title and heading path put before each chunk.
 CONTEXT_PREFIX_TOKENS = 32
+# The smallest chunk budget left when a long title or heading path crowds the window.
+_MIN_CHUNK_TOKENS = 16
+# Parsed chunks stored (and embedded) together: large enough for length-sorted batches to pad little.
+WINDOW_CHUNKS = 1024
+# Parsed files waiting for the embedder; bounds memory while parsing runs ahead.
+PARSE_AHEAD_FILES = 256
+# Extracted text beyond this is refused: it would take hours to embed and is almost always a dump.
+MAX_TEXT_CHARS = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -51,7 +70,8 @@ class IngestReport:
         return [outcome for outcome in self.files if outcome.status == "failed"]
 
     def summary(self) -> dict[str, int | float]:
-        counts: dict[str, int | float] = {s: self.count(s) for s in ("new", "changed", "unchanged", "failed")}
+        counts: dict[str, int | float] = {s: self.count(s) for s in STATUSES}
+        counts["chunks"] = sum(o.chunks for o in self.files if o.status in ("new", "changed"))
         counts["chunks_embedded"] = self.chunks_embedded
         counts["seconds"] = round(self.seconds, 3)
         return counts
@@ -70,29 +90,85 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
-def discover(paths: Iterable[Path]) -> tuple[list[Path], list[FileOutcome]]:
-    """Files to ingest under `paths` (folders recursively), and failures for paths that are not there."""
-    found: list[Path] = []
-    missing: list[FileOutcome] = []
+def discover(
+    paths: Iterable[Path], include: Sequence[str] = (), exclude: Sequence[str] = ()
+) -> tuple[list[Path], list[FileOutcome]]:
+    """Files to ingest under `paths` (folders recursively), and outcomes for paths left out.
+
+    `include`/`exclude` are globs matched against a file's path relative to the folder
+    given and against its name (`*` also matches across folders); a file is taken when it
+    matches some include (or there are none) and no exclude. Files of unsupported types
+    found in folders are skipped with the reason; unsupported files named on their own
+    and paths that do not exist fail.
+    """
+    found: list[tuple[Path, bool]] = []  # (file, named explicitly)
+    outcomes: list[FileOutcome] = []
     for path in paths:
         if path.is_dir():
-            found.extend(_walk(path))
-        elif path.is_file():
-            found.append(path)
+            for file, relative in _walk(path, exclude):
+                if select_path(relative, include, exclude):
+                    found.append((file, False))
+        elif path.is_file() or path.is_symlink():
+            found.append((path, True))
         else:
-            missing.append(FileOutcome(str(path), "failed", error="no such file or folder; check the path"))
-    unique = list(dict.fromkeys(p.resolve() for p in found))
-    return unique, missing
+            outcomes.append(FileOutcome(str(path), "failed", error="no such file or folder; check the path"))
+    unique: dict[Path, None] = {}
+    for file, named in found:
+        reason = unsupported_reason(file)
+        if reason is not None:
+            # A file named on its own was meant to be ingested: refusing it is a failure.
+            outcomes.append(FileOutcome(str(file), "failed" if named else "skipped", error=reason))
+        else:
+            unique.setdefault(_absolute(file))
+    return list(unique), outcomes
 
 
-def _walk(folder: Path) -> Iterator[Path]:
+def _absolute(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: keep the path; reading it reports the loop
+        return path.absolute()
+
+
+def select_path(relative: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether a file at `relative` (POSIX path under its folder) passes the globs and is not hidden."""
+    if any(part.startswith(".") for part in relative.split("/")):
+        return False
+    name = relative.rsplit("/", 1)[-1]
+
+    def matches(patterns: Sequence[str]) -> bool:
+        return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in patterns)
+
+    return (not include or matches(include)) and not matches(exclude)
+
+
+def _walk(folder: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
     # followlinks=False: a symlink loop can never make the walk endless.
     for root, dirs, files in os.walk(folder, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        base = Path(root).relative_to(folder).as_posix()
+        prefix = "" if base == "." else f"{base}/"
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".")
+            and not any(fnmatch.fnmatch(f"{prefix}{d}", p) or fnmatch.fnmatch(d, p) for p in exclude)
+        )
         for name in sorted(files):
-            path = Path(root) / name
-            if not name.startswith(".") and path.suffix.lower() in SUPPORTED_SUFFIXES:
-                yield path
+            if not name.startswith("."):
+                yield Path(root) / name, f"{prefix}{name}"
+
+
+@dataclass
+class _Parsed:
+    """A new or changed file, parsed and chunked, waiting to be embedded and stored."""
+
+    outcome: FileOutcome
+    entry: DocumentEntry
+
+
+@dataclass
+class _ParserFailure:
+    error: BaseException
 
 
 class Ingestor:
@@ -104,6 +180,11 @@ class Ingestor:
         chunk_tokens: int = 200,
         chunk_overlap: int = 40,
         batch_size: int = 32,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        window_chunks: int = WINDOW_CHUNKS,
+        max_text_chars: int = MAX_TEXT_CHARS,
+        full_reconcile: bool = True,
     ) -> None:
         self.catalog = catalog
         self.vectors = vectors
@@ -111,29 +192,111 @@ class Ingestor:
         self.max_tokens = max(16, min(chunk_tokens, embedder.max_tokens - CONTEXT_PREFIX_TOKENS))
         self.overlap = min(chunk_overlap, self.max_tokens // 2)
         self.batch_size = batch_size
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+        self.window_chunks = max(1, window_chunks)
+        self.max_text_chars = max_text_chars
+        # A full reconciliation reads every id in the vector index: once per process is enough.
+        self.full_reconcile = full_reconcile
 
-    def ingest(self, paths: Iterable[Path], progress: ProgressCallback | None = None) -> IngestReport:
+    def ingest(
+        self, paths: Iterable[Path], progress: ProgressCallback | None = None, prune: bool = False
+    ) -> IngestReport:
+        """Ingest files and folders; with `prune`, forget documents under `paths` that are gone."""
         started = time.perf_counter()
+        paths = list(paths)
         report = IngestReport()
-        self.reconcile()
-        files, missing = discover(paths)
-        report.files.extend(missing)
-        for done, path in enumerate(files, start=1):
-            outcome = self.ingest_file(path)
-            report.files.append(outcome)
+        self.reconcile(full=self.full_reconcile)
+        self.full_reconcile = False
+        report.chunks_embedded += self.embed_pending(progress)
+        files, left_out = discover(paths, self.include, self.exclude)
+        report.files.extend(left_out)
+        window: list[_Parsed] = []
+        window_chunks = 0
+        parsed_chunks = report.chunks_embedded
+        for parsed, item in enumerate(self._parse_ahead(files), start=1):
+            if isinstance(item, FileOutcome):
+                report.files.append(item)
+            else:
+                window.append(item)
+                window_chunks += len(item.entry.chunks)
+                parsed_chunks += len(item.entry.chunks)
+                if window_chunks >= self.window_chunks:
+                    report.chunks_embedded += self._store(window, report)
+                    window, window_chunks = [], 0
+                    if progress:
+                        progress(Progress("embed", report.chunks_embedded, parsed_chunks))
             if progress:
-                progress(Progress("file", done, len(files), outcome))
-        report.chunks_embedded = self.embed_pending(progress)
+                progress(
+                    Progress(
+                        "file", parsed, len(files), item if isinstance(item, FileOutcome) else item.outcome
+                    )
+                )
+        report.chunks_embedded += self._store(window, report)
+        if progress and parsed_chunks:
+            progress(Progress("embed", report.chunks_embedded, parsed_chunks))
+        if prune:
+            report.files.extend(self.prune(paths, files))
+        # Replaced chunks' vectors go only now: their documents' new versions are committed.
+        self.reconcile()
         report.seconds = time.perf_counter() - started
         return report
 
     def ingest_file(self, path: Path) -> FileOutcome:
+        """Ingest one file now: parse, embed, and store it with its vectors."""
+        report = IngestReport()
+        item = self._parse_file(path)
+        if isinstance(item, FileOutcome):
+            return item
+        self._store([item], report)
+        self.reconcile()
+        return item.outcome
+
+    def _parse_ahead(self, files: Sequence[Path]) -> Iterator[FileOutcome | _Parsed]:
+        """Parse `files` on a background thread, yielding each result in order."""
+        results: queue.Queue[FileOutcome | _Parsed | _ParserFailure | None] = queue.Queue(PARSE_AHEAD_FILES)
+        stop = threading.Event()
+
+        def put(item: FileOutcome | _Parsed | _ParserFailure | None) -> None:
+            while not stop.is_set():
+                try:
+                    results.put(item, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
+
+        def work() -> None:
+            try:
+                for path in files:
+                    if stop.is_set():
+                        return
+                    put(self._parse_file(path))
+            except BaseException as exc:  # handed to the consumer, which re-raises it
+                put(_ParserFailure(exc))
+            finally:
+                put(None)
+
+        worker = threading.Thread(target=work, name="footnote-parse", daemon=True)
+        worker.start()
+        try:
+            while (item := results.get()) is not None:
+                if isinstance(item, _ParserFailure):
+                    raise item.error
+                yield item
+        finally:
+            stop.set()
+            worker.join()
+
+    def _parse_file(self, path: Path) -> FileOutcome | _Parsed:
         key = str(path)
         try:
             data = path.read_bytes()
             stat = path.stat()
         except OSError as exc:
-            return FileOutcome(key, "failed", error=f"cannot be read ({exc.strerror}); check its permissions")
+            reason = exc.strerror or str(exc)
+            return FileOutcome(
+                key, "failed", error=f"cannot be read ({reason}); check the file and its permissions"
+            )
         content_hash = hashlib.sha256(data).hexdigest()
         existing = self.catalog.document_by_path(key)
         if existing is not None and existing.content_hash == content_hash:
@@ -142,10 +305,86 @@ class Ingestor:
             document = load_document(path)
         except LoaderError as exc:
             return FileOutcome(key, "failed", error=exc.problem)
+        if len(document.text) > self.max_text_chars:
+            size = f"{len(document.text) / 1e6:.0f} million characters"
+            limit = f"{self.max_text_chars / 1e6:.0f} million"
+            return FileOutcome(key, "failed", error=f"text is {size}, over the {limit} limit; split the file")
         document.path = key
-        chunks = chunk_document(document, self.embedder.count_tokens, self.max_tokens, self.overlap)
-        self.catalog.replace_document(document, content_hash, stat.st_size, stat.st_mtime, chunks)
-        return FileOutcome(key, "new" if existing is None else "changed", len(chunks))
+        status: Status = "new" if existing is None else "changed"
+        return self._prepared(document, content_hash, len(data), stat.st_mtime, status)
+
+    def _prepared(
+        self, document: Document, content_hash: str, size: int, mtime: float, status: Status
+    ) -> _Parsed:
+        chunks = self.chunk(document)
+        entry = DocumentEntry(document, content_hash, size, mtime, tuple(chunks))
+        return _Parsed(FileOutcome(document.path, status, len(chunks)), entry)
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        """Chunks whose embedding text (title and heading path included) fits the embedder's window.
+
+        A long title or heading path can take more than the room kept for it; such a
+        document is chunked again with a budget smaller by the largest overflow, so that
+        the embedder never silently truncates a chunk.
+        """
+        budget = self.max_tokens
+        window = self.embedder.max_tokens
+        count = self.embedder.count_tokens
+        while True:
+            chunks = chunk_document(document, count, budget, min(self.overlap, budget // 2))
+            overflow = max((count(c.embedding_text(document.title)) - window for c in chunks), default=0)
+            if overflow <= 0 or budget <= _MIN_CHUNK_TOKENS:
+                return chunks
+            budget = max(_MIN_CHUNK_TOKENS, budget - overflow)
+
+    def _store(self, window: Sequence[_Parsed], report: IngestReport) -> int:
+        """Embed the window's chunks, then store its documents and vectors in one transaction."""
+        if not window:
+            return 0
+        texts = [chunk.embedding_text(p.entry.document.title) for p in window for chunk in p.entry.chunks]
+        vectors = self.embedder.embed_many(texts, self.batch_size) if texts else []
+        metadata = [(p.entry.document.format, p.entry.mtime) for p in window for _ in p.entry.chunks]
+
+        def write_vectors(ids: list[tuple[int, int]]) -> None:
+            rows: list[Metadata] = [
+                {"document_id": document_id, "format": fmt, "mtime": mtime}
+                for (_, document_id), (fmt, mtime) in zip(ids, metadata, strict=True)
+            ]
+            self.vectors.upsert([chunk_id for chunk_id, _ in ids], vectors, rows)
+
+        self.catalog.replace_documents([p.entry for p in window], write_vectors)
+        report.files.extend(p.outcome for p in window)
+        return len(texts)
+
+    def remove_paths(self, paths: Iterable[Path]) -> list[FileOutcome]:
+        """Delete the documents at `paths` or under them (folders); returns what was removed."""
+        targets = [str(path) for path in paths]
+        if not targets:
+            return []
+        gone = [
+            record
+            for record in self.catalog.list_documents()
+            if any(record.path == t or record.path.startswith(t.rstrip(os.sep) + os.sep) for t in targets)
+        ]
+        if gone:
+            self.catalog.delete_documents([record.id for record in gone])
+        return [FileOutcome(record.path, "removed", record.chunk_count) for record in gone]
+
+    def prune(self, paths: Sequence[Path], present: Sequence[Path]) -> list[FileOutcome]:
+        """Delete documents under folders in `paths` (or at file paths) that were not found now."""
+        kept = {str(p) for p in present}
+        roots = [str(_absolute(p)) for p in paths]
+        gone = []
+        for record in self.catalog.list_documents():
+            under = any(
+                record.path == root or record.path.startswith(root.rstrip(os.sep) + os.sep) for root in roots
+            )
+            if under and record.path not in kept and not os.path.isfile(record.path):
+                gone.append(record)
+        if not gone:
+            return []
+        self.catalog.delete_documents([record.id for record in gone])
+        return [FileOutcome(record.path, "removed", record.chunk_count) for record in gone]
 
     def ingest_documents(
         self,
@@ -160,22 +399,35 @@ class Ingestor:
         started = time.perf_counter()
         report = IngestReport()
         self.reconcile()
+        report.chunks_embedded += self.embed_pending(progress)
         stamp = time.time() if mtime is None else mtime
+        window: list[_Parsed] = []
+        window_chunks = 0
         for document in documents:
-            report.files.append(self._ingest_document(document, stamp))
-        report.chunks_embedded = self.embed_pending(progress)
+            item = self._document_item(document, stamp)
+            if isinstance(item, FileOutcome):
+                report.files.append(item)
+                continue
+            window.append(item)
+            window_chunks += len(item.entry.chunks)
+            if window_chunks >= self.window_chunks:
+                report.chunks_embedded += self._store(window, report)
+                window, window_chunks = [], 0
+                if progress:
+                    progress(Progress("embed", report.chunks_embedded, report.chunks_embedded))
+        report.chunks_embedded += self._store(window, report)
+        self.reconcile()
         report.seconds = time.perf_counter() - started
         return report
 
-    def _ingest_document(self, document: Document, mtime: float) -> FileOutcome:
+    def _document_item(self, document: Document, mtime: float) -> FileOutcome | _Parsed:
         content = f"{document.title}\n{document.text}".encode()
         content_hash = hashlib.sha256(content).hexdigest()
         existing = self.catalog.document_by_path(document.path)
         if existing is not None and existing.content_hash == content_hash:
             return FileOutcome(document.path, "unchanged", existing.chunk_count)
-        chunks = chunk_document(document, self.embedder.count_tokens, self.max_tokens, self.overlap)
-        self.catalog.replace_document(document, content_hash, len(content), mtime, chunks)
-        return FileOutcome(document.path, "new" if existing is None else "changed", len(chunks))
+        status: Status = "new" if existing is None else "changed"
+        return self._prepared(document, content_hash, len(content), mtime, status)
 
     def embed_pending(self, progress: ProgressCallback | None = None) -> int:
         """Embed every chunk the vector index lacks; returns how many were embedded."""
@@ -196,9 +448,24 @@ class Ingestor:
         self.reconcile()
         return done
 
-    def reconcile(self) -> None:
-        """Drop vectors of chunks the catalog has deleted."""
+    def reconcile(self, full: bool = False) -> None:
+        """Drop vectors of chunks the catalog has deleted.
+
+        `full` also compares every id in the vector index with the catalog: vectors of
+        chunks the catalog lacks (a run killed before its commit) are deleted, and chunks
+        marked embedded whose vector is missing are marked pending, to be embedded again.
+        """
         tombstones = self.catalog.tombstones()
         if tombstones:
             self.vectors.delete(tombstones)
             self.catalog.clear_tombstones(tombstones)
+        if not full:
+            return
+        in_catalog = self.catalog.chunk_ids()
+        in_index = self.vectors.ids()
+        orphaned = sorted(in_index.difference(in_catalog))
+        if orphaned:
+            self.vectors.delete(orphaned)
+        missing = sorted(i for i, embedded in in_catalog.items() if embedded and i not in in_index)
+        if missing:
+            self.catalog.mark_pending(missing)

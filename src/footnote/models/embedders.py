@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,16 @@ from footnote.models.base import Embedder, Vector
 class SentenceTransformerEmbedder(Embedder):
     """Any sentence-transformers model: a local folder (loaded offline) or a hub id."""
 
-    def __init__(self, name_or_path: str, display_name: str | None = None, batch_size: int = 32) -> None:
+    def __init__(
+        self,
+        name_or_path: str,
+        display_name: str | None = None,
+        batch_size: int = 32,
+        quantize: bool = False,
+    ) -> None:
+        """`quantize` runs the model's linear layers in int8 (dynamic quantization): faster on CPU,
+        with vectors close to but not equal to the float model's, so an index must be built and
+        queried with the same choice."""
         # Imported here: torch takes seconds to import and many commands never embed.
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
@@ -30,13 +40,26 @@ class SentenceTransformerEmbedder(Embedder):
                 f"embedder '{name_or_path}' could not be loaded ({exc}); "
                 "check FOOTNOTE_EMBEDDER names a sentence-transformers folder or model id"
             ) from exc
-        self.name = display_name or name_or_path
+        if quantize:
+            import torch
+
+            self._model = torch.ao.quantization.quantize_dynamic(
+                self._model, {torch.nn.Linear}, dtype=torch.qint8
+            )
+        self.name = (display_name or name_or_path) + ("-int8" if quantize else "")
         # Renamed in sentence-transformers 6; the old name still exists but warns.
         get_dimension = getattr(self._model, "get_embedding_dimension", None)
         get_dimension = get_dimension or self._model.get_sentence_embedding_dimension
         dimension: int | None = get_dimension()
         self.dimension = dimension or 0
         self.max_tokens = self._model.max_seq_length or 256
+        # A copy of the fast tokenizer for counting: `encode` sets padding and truncation on
+        # its own tokenizer per call, so sharing it with a parsing thread corrupts batches.
+        backend = getattr(self._model.tokenizer, "backend_tokenizer", None)
+        self._counter: Any = copy.deepcopy(backend) if backend is not None else None
+        if self._counter is not None:
+            self._counter.no_padding()
+            self._counter.no_truncation()
         self.batch_size = batch_size
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
@@ -56,5 +79,7 @@ class SentenceTransformerEmbedder(Embedder):
         return self.embed_batch(texts)
 
     def count_tokens(self, text: str) -> int:
+        if self._counter is not None:
+            return len(self._counter.encode(text, add_special_tokens=True).ids)
         encoded = self._model.tokenizer(text, add_special_tokens=True, verbose=False)
         return len(encoded["input_ids"])

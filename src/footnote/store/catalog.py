@@ -12,7 +12,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +36,17 @@ class DocumentRecord:
     mtime: float
     ingested_at: float
     chunk_count: int = 0
+
+
+@dataclass(frozen=True)
+class DocumentEntry:
+    """A parsed document and its chunks, ready to be stored."""
+
+    document: Document
+    content_hash: str
+    size: int
+    mtime: float
+    chunks: tuple[Chunk, ...]
 
 
 @dataclass(frozen=True)
@@ -155,49 +166,103 @@ class Catalog:
         self, document: Document, content_hash: str, size: int, mtime: float, chunks: Sequence[Chunk]
     ) -> int:
         """Store `document` and its chunks in place of any earlier version at the same path."""
-        heading = [" > ".join(chunk.heading_path) for chunk in chunks]
+        entry = DocumentEntry(document, content_hash, size, mtime, tuple(chunks))
+        return self.replace_documents([entry])[0]
+
+    def replace_documents(
+        self,
+        entries: Sequence[DocumentEntry],
+        write_vectors: Callable[[list[tuple[int, int]]], None] | None = None,
+    ) -> list[int]:
+        """Store documents in place of earlier versions at their paths, all in one transaction.
+
+        With `write_vectors`, it is called inside the transaction with (chunk id, document id)
+        of every new chunk, in the order of the entries' chunks, and the chunks are stored as
+        embedded: readers see the old version, with its vectors, until the commit shows the new
+        one with its own. If it raises, nothing is stored; vectors written under ids that were
+        never committed are deleted by the ingest pipeline's full reconciliation.
+        """
+        embedded = 1 if write_vectors is not None else 0
+        document_ids: list[int] = []
+        chunk_ids: list[tuple[int, int]] = []
         with self._transaction() as db:
-            old = db.execute("SELECT id FROM documents WHERE path = ?", (document.path,)).fetchone()
-            if old is not None:
-                self._delete_chunks(db, old[0])
-                db.execute("DELETE FROM documents WHERE id = ?", (old[0],))
+            for entry in entries:
+                document_id, ids = self._insert_document(db, entry, embedded)
+                document_ids.append(document_id)
+                chunk_ids.extend((chunk_id, document_id) for chunk_id in ids)
+            if write_vectors is not None and chunk_ids:
+                write_vectors(chunk_ids)
+        return document_ids
+
+    def _insert_document(
+        self, db: sqlite3.Connection, entry: DocumentEntry, embedded: int
+    ) -> tuple[int, list[int]]:
+        document = entry.document
+        old = db.execute("SELECT id FROM documents WHERE path = ?", (document.path,)).fetchone()
+        if old is not None:
+            self._delete_chunks(db, old[0])
+            db.execute("DELETE FROM documents WHERE id = ?", (old[0],))
+        cursor = db.execute(
+            "INSERT INTO documents (path, content_hash, format, title, url, size, mtime, text, "
+            "ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                document.path,
+                entry.content_hash,
+                document.format,
+                document.title,
+                document.url,
+                entry.size,
+                entry.mtime,
+                document.text,
+                time.time(),
+            ),
+        )
+        document_id = int(cursor.lastrowid or 0)
+        ids: list[int] = []
+        for chunk in entry.chunks:
+            heading_text = " > ".join(chunk.heading_path)
             cursor = db.execute(
-                "INSERT INTO documents (path, content_hash, format, title, url, size, mtime, text, "
-                "ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks (document_id, ordinal, text, start, end, page, heading_path, "
+                "token_count, embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    document.path,
-                    content_hash,
-                    document.format,
-                    document.title,
-                    document.url,
-                    size,
-                    mtime,
-                    document.text,
-                    time.time(),
+                    document_id,
+                    chunk.ordinal,
+                    chunk.text,
+                    chunk.start,
+                    chunk.end,
+                    chunk.page,
+                    json.dumps(list(chunk.heading_path)),
+                    chunk.token_count,
+                    embedded,
                 ),
             )
-            document_id = int(cursor.lastrowid or 0)
-            for chunk, heading_text in zip(chunks, heading, strict=True):
-                cursor = db.execute(
-                    "INSERT INTO chunks (document_id, ordinal, text, start, end, page, heading_path, "
-                    "token_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        document_id,
-                        chunk.ordinal,
-                        chunk.text,
-                        chunk.start,
-                        chunk.end,
-                        chunk.page,
-                        json.dumps(list(chunk.heading_path)),
-                        chunk.token_count,
-                    ),
-                )
-                grams = index_grams(f"{document.title} {heading_text} {chunk.text}")
-                db.execute(
-                    "INSERT INTO chunks_fts (rowid, text, heading, title, grams) VALUES (?, ?, ?, ?, ?)",
-                    (cursor.lastrowid, chunk.text, heading_text, document.title, grams),
-                )
-        return document_id
+            chunk_id = int(cursor.lastrowid or 0)
+            ids.append(chunk_id)
+            grams = index_grams(f"{document.title} {heading_text} {chunk.text}")
+            db.execute(
+                "INSERT INTO chunks_fts (rowid, text, heading, title, grams) VALUES (?, ?, ?, ?, ?)",
+                (chunk_id, chunk.text, heading_text, document.title, grams),
+            )
+        return document_id, ids
+
+    def delete_documents(self, document_ids: Sequence[int]) -> int:
+        """Delete documents and their chunks in one transaction; returns how many existed."""
+        deleted = 0
+        with self._transaction() as db:
+            for document_id in document_ids:
+                self._delete_chunks(db, document_id)
+                deleted += db.execute("DELETE FROM documents WHERE id = ?", (document_id,)).rowcount
+        return deleted
+
+    def chunk_ids(self) -> dict[int, bool]:
+        """Every chunk id with whether its vector is stored."""
+        with self._lock:
+            return {int(row[0]): bool(row[1]) for row in self._db.execute("SELECT id, embedded FROM chunks")}
+
+    def mark_pending(self, ids: Sequence[int]) -> None:
+        """Mark chunks as lacking their vector, so that the next embedding pass stores it."""
+        with self._transaction() as db:
+            db.executemany("UPDATE chunks SET embedded = 0 WHERE id = ?", [(i,) for i in ids])
 
     def delete_document(self, document_id: int) -> bool:
         with self._transaction() as db:

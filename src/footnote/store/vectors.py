@@ -41,6 +41,10 @@ class VectorIndex(ABC):
     @abstractmethod
     def count(self) -> int: ...
 
+    @abstractmethod
+    def ids(self) -> set[int]:
+        """Every chunk id that has a vector."""
+
 
 class ChromaVectorIndex(VectorIndex):
     """Chroma's embedded PersistentClient; footnote supplies every vector itself."""
@@ -106,3 +110,14 @@ class ChromaVectorIndex(VectorIndex):
 
     def count(self) -> int:
         return int(self._collection.count())
+
+    def ids(self) -> set[int]:
+        found: set[int] = set()
+        page = 10_000
+        offset = 0
+        while True:
+            batch = self._collection.get(include=[], limit=page, offset=offset)["ids"]
+            found.update(int(i) for i in batch)
+            if len(batch) < page:
+                return found
+            offset += page

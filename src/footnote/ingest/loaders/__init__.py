@@ -24,6 +24,10 @@ class Loader(ABC):
     def load(self, path: Path) -> Document:
         """Read `path`; raise `LoaderError` with a fix when the file cannot be used."""
 
+    def unsupported(self, path: Path) -> str | None:
+        """Why this loader cannot take `path` despite its suffix (None: it can)."""
+        return None
+
 
 _LOADERS: dict[str, Loader] = {}
 
@@ -45,24 +49,37 @@ def loader_for(path: Path) -> Loader:
     return loader
 
 
+def unsupported_reason(path: Path) -> str | None:
+    """Why `path` cannot be ingested by its name alone, or None when a loader takes it."""
+    try:
+        loader = loader_for(path)
+    except UnsupportedFormatError as exc:
+        return exc.problem
+    return loader.unsupported(path)
+
+
 def load_document(path: Path) -> Document:
     """Load any supported file into a `Document`."""
     return loader_for(path).load(path)
 
 
 # The format modules subclass `Loader`, so they can only be imported once it exists.
+from footnote.ingest.loaders.compressed import GzipLoader  # noqa: E402
+from footnote.ingest.loaders.docx import DocxLoader  # noqa: E402
 from footnote.ingest.loaders.html import HtmlLoader  # noqa: E402
 from footnote.ingest.loaders.markdown import MarkdownLoader  # noqa: E402
 from footnote.ingest.loaders.pdf import PdfLoader  # noqa: E402
 from footnote.ingest.loaders.text import TextLoader  # noqa: E402
 
-for _loader in (MarkdownLoader(), TextLoader(), HtmlLoader(), PdfLoader()):
+for _loader in (MarkdownLoader(), TextLoader(), HtmlLoader(), PdfLoader(), DocxLoader(), GzipLoader()):
     register_loader(_loader)
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(_LOADERS)
 
 __all__ = [
     "SUPPORTED_SUFFIXES",
+    "DocxLoader",
+    "GzipLoader",
     "HtmlLoader",
     "Loader",
     "MarkdownLoader",

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from footnote.ingest.document import Block, Document
 from footnote.ingest.loaders import Loader
-from footnote.ingest.loaders.text import read_text_file, short_title, trim_span
+from footnote.ingest.loaders.text import file_stem, read_bytes, short_title, text_from_bytes, trim_span
 
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+$")
@@ -191,13 +191,17 @@ class MarkdownLoader(Loader):
     format = "markdown"
 
     def load(self, path: Path) -> Document:
-        text = read_text_file(path)
+        return self.load_bytes(path, read_bytes(path))
+
+    def load_bytes(self, path: Path, data: bytes) -> Document:
+        """Load Markdown already read (or decompressed) from `path`."""
+        text = text_from_bytes(path, data)
         parser = _Parser(text=text, lines=_split_lines(text))
         front_matter_end = _front_matter_end(parser.lines)
         index = front_matter_end
         while index < len(parser.lines):
             index = _read_block(parser, index)
-        title = parser.first_h1 or _front_matter_title(parser, front_matter_end) or path.stem
+        title = parser.first_h1 or _front_matter_title(parser, front_matter_end) or file_stem(path)
         return Document(
             path=str(path),
             format=self.format,

@@ -43,8 +43,20 @@ def decode_text(data: bytes) -> str:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
-            text = _decode_legacy(data)
+            text = _decode_damaged_utf8(data) or _decode_legacy(data)
     return normalize_newlines(text.removeprefix("\ufeff"))
+
+
+def _decode_damaged_utf8(data: bytes) -> str | None:
+    """UTF-8 with a few bad bytes (each becomes U+FFFD), or None when it does not look like UTF-8.
+
+    Text in a legacy code page almost never contains valid multi-byte UTF-8 sequences,
+    so a file with more of those than bad bytes is UTF-8 that was damaged.
+    """
+    text = data.decode("utf-8-sig", errors="replace")
+    bad = text.count("\ufffd")
+    valid = sum(1 for char in text if ord(char) > 127 and char != "\ufffd")
+    return text if valid > bad else None
 
 
 def _decode_legacy(data: bytes) -> str:
@@ -69,7 +81,11 @@ def normalize_newlines(text: str) -> str:
 
 def read_text_file(path: Path) -> str:
     """Read a text file, refusing empty and binary files with a message that says what to do."""
-    data = read_bytes(path)
+    return text_from_bytes(path, read_bytes(path))
+
+
+def text_from_bytes(path: Path, data: bytes) -> str:
+    """Decode a text file's bytes, refusing empty and binary data; `path` names it in errors."""
     if not data.strip():
         raise LoaderError(path, EMPTY_PROBLEM)
     # UTF-16 legitimately contains NUL bytes; its BOM tells it apart from binary data.
@@ -125,12 +141,24 @@ class TextLoader(Loader):
     format = "text"
 
     def load(self, path: Path) -> Document:
-        text = read_text_file(path)
+        return self.load_bytes(path, read_bytes(path))
+
+    def load_bytes(self, path: Path, data: bytes) -> Document:
+        """Load text already read (or decompressed) from `path`."""
+        text = text_from_bytes(path, data)
         blocks = [Block(text=text[start:end], start=start, end=end) for start, end in paragraph_spans(text)]
         return Document(
             path=str(path),
             format=self.format,
-            title=first_line_title(text, path.stem),
+            title=first_line_title(text, file_stem(path)),
             text=text,
             blocks=blocks,
         )
+
+
+def file_stem(path: Path) -> str:
+    """The file name without its suffixes of type and compression ("notes.md.gz" → "notes")."""
+    name = path.name
+    if name.lower().endswith(".gz"):
+        name = name[:-3]
+    return Path(name).stem or path.name

@@ -1,0 +1,80 @@
+"""`footnote ingest` in a child process that SIGKILLs itself at a chosen point.
+
+    python -m tests.crash_child [NAME:N:before|after] -- ingest FOLDER [options]
+
+runs the real CLI with the hashing embedder (real SQLite and Chroma files), and
+kills the process with SIGKILL just before or after the N-th call of the named
+operation, so tests can check what a crash at that moment leaves behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from footnote.application import Application, create_app
+from footnote.cli import main as cli
+from footnote.config import Settings
+from footnote.ingest.pipeline import Ingestor
+from footnote.store.catalog import Catalog
+from footnote.store.vectors import ChromaVectorIndex
+from tests.fakes import HashingEmbedder
+
+# Chunks per stored window: small, so a corpus of a few files takes several windows.
+WINDOW_CHUNKS = 4
+
+TARGETS: dict[str, tuple[type, str]] = {
+    "parse": (Ingestor, "_parse_file"),
+    "embed": (HashingEmbedder, "embed_many"),
+    "upsert": (ChromaVectorIndex, "upsert"),
+    "vector-delete": (ChromaVectorIndex, "delete"),
+    "store": (Catalog, "replace_documents"),
+    "prune": (Catalog, "delete_documents"),
+}
+
+
+def arm(spec: str) -> None:
+    name, count, when = spec.split(":")
+    owner, attribute = TARGETS[name]
+    original: Callable[..., Any] = getattr(owner, attribute)
+    calls = 0
+
+    def wrapper(self: object, *args: object, **kwargs: object) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == int(count) and when == "before":
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = original(self, *args, **kwargs)
+        if calls == int(count) and when == "after":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    setattr(owner, attribute, wrapper)
+
+
+def open_app() -> Application:
+    return create_app(Settings(), embedder=HashingEmbedder())
+
+
+def main() -> None:
+    separator = sys.argv.index("--")
+    for spec in sys.argv[1:separator]:
+        arm(spec)
+    original_ingestor = Application.ingestor
+
+    def small_windows(self: Application, *args: Any, **kwargs: Any) -> Ingestor:
+        ingestor = original_ingestor(self, *args, **kwargs)
+        ingestor.window_chunks = WINDOW_CHUNKS
+        return ingestor
+
+    Application.ingestor = small_windows  # type: ignore[method-assign]
+    cli.open_app = open_app
+    sys.argv = ["footnote", *sys.argv[separator + 1 :]]
+    cli.run()
+
+
+if __name__ == "__main__":
+    main()

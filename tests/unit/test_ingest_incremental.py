@@ -1,0 +1,118 @@
+"""Incremental ingest: globs, --prune, the --json summary, and atomic replacement of changed files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from footnote.application import create_app
+from footnote.config import Settings
+from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
+from footnote.store.catalog import Catalog
+from tests.conftest import REPO
+from tests.fakes import HashingEmbedder
+
+
+def ingest_json(home: Path, *args: str) -> dict[str, object]:
+    env = {
+        **os.environ,
+        "FOOTNOTE_HOME": str(home),
+        "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)]),
+    }
+    command = [sys.executable, "-m", "tests.crash_child", "--", "ingest", *args, "--json"]
+    done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+def test_globs_prune_and_json_summary(tmp_path: Path) -> None:
+    folder, home = tmp_path / "notes", tmp_path / "home"
+    (folder / "drafts").mkdir(parents=True)
+    for name in ("a.md", "b.md", "c.md", "notes.txt"):
+        (folder / name).write_text(f"# {name}\n\nSome words about {name}.\n", encoding="utf-8")
+    (folder / "drafts" / "d.md").write_text("# draft\n\nNot yet.\n", encoding="utf-8")
+    first = ingest_json(home, str(folder), "--include", "*.md", "--exclude", "drafts/*")
+    summary = first["summary"]
+    assert isinstance(summary, dict)
+    assert (summary["new"], summary["unchanged"], summary["failed"]) == (3, 0, 0)
+    assert summary["chunks"] == summary["chunks_embedded"] == 3 and summary["seconds"] > 0
+
+    (folder / "a.md").write_text("# a.md\n\nChanged words.\n", encoding="utf-8")
+    (folder / "b.md").unlink()
+    (folder / "e.md").write_text("# e.md\n\nA new file.\n", encoding="utf-8")
+    kept = ingest_json(home, str(folder), "--include", "*.md", "--exclude", "drafts/*")["summary"]
+    assert isinstance(kept, dict) and kept["removed"] == 0  # without --prune, b.md stays
+    pruned = ingest_json(home, str(folder), "--include", "*.md", "--exclude", "drafts/*", "--prune")
+    summary = pruned["summary"]
+    assert isinstance(summary, dict)
+    assert (summary["new"], summary["changed"], summary["unchanged"], summary["removed"]) == (0, 0, 3, 1)
+    catalog = Catalog(home / "catalog.sqlite3")
+    try:
+        assert sorted(Path(d.path).name for d in catalog.list_documents()) == ["a.md", "c.md", "e.md"]
+        assert "Changed words." in catalog.document_text(catalog.list_documents()[0].id)
+    finally:
+        catalog.close()
+
+
+def test_a_changed_file_is_replaced_atomically(tmp_path: Path) -> None:
+    """A reader on its own connection sees the old version or the new one, never both or neither."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    path = folder / "otters.md"
+    versions = [
+        "# Otters\n\n" + "\n\n".join(f"## Part {i}\n\nOtters version {tag} paragraph {i}." for i in range(6))
+        for tag in ("alpha", "beta")
+    ]
+    path.write_text(versions[0], encoding="utf-8")
+    embedder = HashingEmbedder()
+    app = create_app(Settings(home=tmp_path / "home", chunk_tokens=16, chunk_overlap=0), embedder=embedder)
+    app.ingest([folder])
+    reader = Catalog(app.settings.catalog_path)
+    retriever = HybridRetriever(reader, app.vectors, embedder)
+    seen: list[set[str]] = []
+    done = threading.Event()
+
+    def search() -> None:
+        while not done.is_set():
+            for mode in ("hybrid", "keyword", "dense"):
+                hits = retriever.search("otters version paragraph", RetrievalParams(limit=50, mode=mode))
+                seen.append({tag for hit in hits for tag in ("alpha", "beta") if tag in hit.text})
+
+    thread = threading.Thread(target=search)
+    thread.start()
+    try:
+        for round_number in range(1, 9):
+            path.write_text(versions[round_number % 2], encoding="utf-8")
+            assert app.ingest([folder]).count("changed") == 1
+    finally:
+        done.set()
+        thread.join()
+        reader.close()
+    assert len(seen) > 10
+    assert all(len(tags) == 1 for tags in seen), [tags for tags in seen if len(tags) != 1][:5]
+
+
+def test_discover_applies_globs_and_says_why_files_are_left_out(tmp_path: Path) -> None:
+    from footnote.ingest.pipeline import discover
+
+    for name in ("a.md", "b.txt", "drafts/c.md", "img/d.png", ".git/e.md", "f.tar.gz"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    files, left_out = discover([tmp_path], include=["*.md", "*.gz", "*.png"], exclude=["drafts"])
+    assert [p.name for p in files] == ["a.md"]
+    assert {(Path(o.path).name, o.status) for o in left_out} == {
+        ("d.png", "skipped"),
+        ("f.tar.gz", "skipped"),
+    }
+    files, left_out = discover([tmp_path / "img" / "d.png", tmp_path / "missing.md"])
+    assert not files
+    assert {(Path(o.path).name, o.status) for o in left_out} == {
+        ("d.png", "failed"),
+        ("missing.md", "failed"),
+    }
+    assert all(o.error for o in left_out)
