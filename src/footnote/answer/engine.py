@@ -18,6 +18,7 @@ from footnote.answer.citations import (
     is_no_answer,
     render_markdown,
 )
+from footnote.answer.history import condense_question, recent_turns
 from footnote.answer.prompt import NO_ANSWER, build_messages, select_sources
 from footnote.answer.sentences import SentenceAssembler
 from footnote.errors import QueryError
@@ -138,9 +139,14 @@ class AnswerEngine:
         """Retrieve sources for `question` and answer from them, streaming events."""
         question = check_question(question)
         started = time.perf_counter()
-        hits = self.retriever.search(question, self.retrieval)
-        timings = {"retrieval": _ms_since(started)}
-        yield from self._answer_from(question, hits, started, timings, history)
+        timings: dict[str, float] = {}
+        query = question
+        if history:
+            query = condense_question(self.generator, history, question, self.generation)
+            timings["condense"] = _ms_since(started)
+        hits = self.retriever.search(query, self.retrieval)
+        timings["retrieval"] = _ms_since(started)
+        yield from self._answer_from(query, hits, started, timings, history)
 
     def stream_sources(
         self, question: str, hits: Sequence[SearchHit], history: Sequence[Message] | None = None
@@ -157,7 +163,9 @@ class AnswerEngine:
         timings: dict[str, float],
         history: Sequence[Message] | None,
     ) -> Iterator[AnswerEvent]:
-        sources = select_sources(hits, self.generator.count_tokens, self.source_budget()) if hits else []
+        turns = recent_turns(history or [])
+        budget = self.source_budget() - sum(self.generator.count_tokens(m.content) + 8 for m in turns)
+        sources = select_sources(hits, self.generator.count_tokens, budget) if hits else []
         yield SourcesEvent(sources)
         if not sources:
             yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings))
@@ -166,7 +174,7 @@ class AnswerEngine:
         assembler = SentenceAssembler()
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
-        messages = build_messages(question, sources)
+        messages = build_messages(question, sources, turns)
         for piece in self.generator.stream(messages, self.generation):
             if not pieces:
                 timings["first_token"] = _ms_since(started)

@@ -30,6 +30,7 @@ Metrics (all over the questions of one run):
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import random
 import statistics
@@ -48,6 +49,8 @@ from footnote.retrieval.hits import SearchHit
 
 RUNS = ("reading", "unanswerable", "end_to_end")
 PATH_PREFIX = "rgb:"
+# Shown as each source's title; without one the prompt would show the hash path, which models copy.
+PASSAGE_TITLE = "Passage"
 
 
 class AnswerDatasetError(FootnoteError):
@@ -177,7 +180,7 @@ def given_passages(record: AnswerRecord, passages: int, answerable: bool, seed: 
         chosen = record.negative[:passages]
     random.Random(f"{seed}:{record.id}").shuffle(chosen)
     return [
-        SearchHit(number, number, passage_path(text), "", text, 0, len(text))
+        SearchHit(number, number, passage_path(text), PASSAGE_TITLE, text, 0, len(text))
         for number, text in enumerate(chosen, start=1)
     ]
 
@@ -191,7 +194,9 @@ def pooled_documents(records: Sequence[AnswerRecord]) -> Iterator[Document]:
             if path in seen or not text.strip():
                 continue
             seen.add(path)
-            yield Document(path=path, format="text", title="", text=text, blocks=[Block(text, 0, len(text))])
+            yield Document(
+                path=path, format="text", title=PASSAGE_TITLE, text=text, blocks=[Block(text, 0, len(text))]
+            )
 
 
 def index_passages(
@@ -265,7 +270,8 @@ def calibrate_abstention(reading: RunResult, unanswerable: RunResult) -> Calibra
     Both runs must have been made with the gate off (threshold 0), so every answer carries its
     ungated relevance. Questions at even positions form the calibration split; the threshold
     maximises balanced accuracy there (abstain on unanswerable, answer on answerable; ties go
-    to the lower threshold) and is then scored on the odd positions.
+    to the lower threshold; candidates are midpoints between observed scores) and is then
+    scored on the odd positions.
     """
 
     def split(result: RunResult, even: bool) -> list[QuestionOutcome]:
@@ -279,11 +285,13 @@ def calibrate_abstention(reading: RunResult, unanswerable: RunResult) -> Calibra
         return sum(abstain) / max(len(abstain), 1), sum(false) / max(len(false), 1)
 
     answer_cal, unanswer_cal = split(reading, True), split(unanswerable, True)
-    candidates = sorted({0.0, *(o.relevance + 1e-6 for o in [*answer_cal, *unanswer_cal])})
+    values = sorted({o.relevance for o in [*answer_cal, *unanswer_cal]})
+    # Midpoints between observed scores, so the threshold does not sit on a question's score.
+    candidates = [0.0, *((a + b) / 2 for a, b in itertools.pairwise(values))]
     best, best_score = 0.0, -1.0
     for t in candidates:
         abstention, false = rates(answer_cal, unanswer_cal, t)
         if abstention + (1 - false) > best_score + 1e-12:
             best, best_score = t, abstention + (1 - false)
     abstention, false = rates(split(reading, False), split(unanswerable, False), best)
-    return Calibration(round(best, 4), [o.id for o in answer_cal], abstention, false)
+    return Calibration(best, [o.id for o in answer_cal], abstention, false)
