@@ -128,3 +128,24 @@ def test_ask_with_a_history_file_that_is_not_json_names_the_fix(tmp_path: Path) 
     assert f"history file {bad} is not valid JSON" in str(result.exception)
     with pytest.raises(HistoryError, match="cannot read history file"):
         read_history(tmp_path / "missing.json")
+
+
+def test_chat_keeps_the_conversation_across_turns(
+    settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from footnote.cli import main
+
+    generator = ScriptedGenerator([f"{FRESNEL} [1]", "Who invented the Fresnel lens?", f"{FRESNEL} [1]"])
+    embedder = HashingEmbedder()
+    create_app(settings, embedder=embedder, generator=generator).ingest([corpus])
+    monkeypatch.setattr(
+        main, "open_app", lambda: create_app(settings, embedder=embedder, generator=generator)
+    )
+
+    result = CliRunner().invoke(main.app, ["chat"], input="What is a Fresnel lens?\nWho invented it?\n\n")
+
+    assert result.exit_code == 0, result.output
+    assert result.output.count("Augustin-Jean Fresnel") >= 2
+    condense_prompt = generator.calls[1][-1].content
+    assert "What is a Fresnel lens?" in condense_prompt and "Who invented it?" in condense_prompt
+    assert [m.role for m in generator.calls[2]] == ["system", "user", "assistant", "user"]
