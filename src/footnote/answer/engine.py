@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from footnote.answer.budget import pack_sources
 from footnote.answer.citations import (
     AnswerSentence,
     Citation,
@@ -19,7 +20,7 @@ from footnote.answer.citations import (
     render_markdown,
 )
 from footnote.answer.history import condense_question, recent_turns
-from footnote.answer.prompt import NO_ANSWER, build_messages, select_sources
+from footnote.answer.prompt import NO_ANSWER, build_messages
 from footnote.answer.sentences import SentenceAssembler
 from footnote.errors import QueryError
 from footnote.models.base import Embedder, GenerationParams, Generator, Message
@@ -165,7 +166,7 @@ class AnswerEngine:
     ) -> Iterator[AnswerEvent]:
         turns = recent_turns(history or [])
         budget = self.source_budget() - sum(self.generator.count_tokens(m.content) + 8 for m in turns)
-        sources = select_sources(hits, self.generator.count_tokens, budget) if hits else []
+        sources = pack_sources(hits, question, self.generator.count_tokens, budget) if hits else []
         yield SourcesEvent(sources)
         if not sources:
             yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings))
