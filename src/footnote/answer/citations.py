@@ -134,6 +134,11 @@ def content_terms(text: str) -> dict[str, float]:
     return terms
 
 
+def is_no_answer(text: str) -> bool:
+    """Whether `text` (markers stripped) is the prescribed no-answer sentence."""
+    return re.sub(r"\W+", " ", text.lower()).strip() == _NO_ANSWER_KEY
+
+
 def lexical_support(claim: dict[str, float], span_terms: frozenset[str] | set[str]) -> float:
     """Weighted share of the claim's terms found in the span, in [0, 1]."""
     total = sum(claim.values())
@@ -164,7 +169,7 @@ class CitationChecker:
         """Check one sentence (markers included) and cite the spans that support it."""
         text, markers = strip_markers(sentence)
         claim = content_terms(text)
-        if not claim or re.sub(r"\W+", " ", text.lower()).strip() == _NO_ANSWER_KEY:
+        if not claim or is_no_answer(text):
             return AnswerSentence(text, [], False, markers, corrected=bool(markers), is_claim=False)
         best = self._best_per_source(text, claim)
         numbers = [n for n in markers if 1 <= n <= len(best) and self._supports(best[n - 1])]
@@ -185,6 +190,39 @@ class CitationChecker:
     def check_all(self, text: str) -> list[AnswerSentence]:
         """Split a whole answer into sentences and check each."""
         return [self.check(text[start:end]) for start, end in split_sentences(text)]
+
+    def extract(self, question: str) -> AnswerSentence | None:
+        """The source sentence that best answers `question`, checked and cited: the extractive answer."""
+        claim = content_terms(question)
+        if not claim:
+            return None
+        best = self._best_per_source(question, claim)
+        scored = [entry for entry in best if entry is not None and not entry[1].is_pair]
+        if not scored:
+            return None
+        candidate = max(scored, key=lambda entry: entry[0])[1]
+        return self.check(self._quote(candidate))
+
+    def question_relevance(self, question: str, citations: Sequence[Citation]) -> float:
+        """How well the cited spans match the question itself (same score as support), 0 without citations."""
+        claim = content_terms(question)
+        if not claim or not citations:
+            return 0.0
+        vector = self.embedder.embed(question) if self.embedder is not None else None
+        cited = {
+            (
+                c.number - 1,
+                c.start - self.sources[c.number - 1].start,
+                c.end - self.sources[c.number - 1].start,
+            )
+            for c in citations
+        }
+        scores = [
+            self._score(claim, vector, candidate)
+            for candidate in self._candidates
+            if (candidate.source, candidate.start, candidate.end) in cited
+        ]
+        return max(scores, default=0.0)
 
     def _supports(self, best: tuple[float, _Candidate] | None) -> bool:
         return best is not None and best[0] >= self.threshold

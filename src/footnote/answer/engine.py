@@ -7,19 +7,31 @@ with its verified footnotes while the rest of the answer is still generating.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from footnote.answer.citations import AnswerSentence, Citation, CitationChecker, render_markdown
-from footnote.answer.prompt import NO_ANSWER, build_messages, select_sources
+from footnote.answer.budget import pack_sources
+from footnote.answer.citations import (
+    AnswerSentence,
+    Citation,
+    CitationChecker,
+    is_no_answer,
+    render_markdown,
+)
+from footnote.answer.history import condense_question, recent_turns
+from footnote.answer.prompt import NO_ANSWER, build_messages
 from footnote.answer.sentences import SentenceAssembler
 from footnote.errors import QueryError
-from footnote.models.base import Embedder, GenerationParams, Generator
+from footnote.models.base import Embedder, GenerationParams, Generator, Message
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 
 MAX_QUESTION_CHARS = 4000
+# Answers whose cited spans match the question less than this are withheld as "not in the
+# documents". Off by default: `footnote eval answers --calibrate` on 16 RGB questions chose 0.70
+# (held out: abstention 0.75, false abstention 0.375), too costly to answers to switch on yet.
+ABSTAIN_BELOW = 0.0
 
 
 @dataclass
@@ -31,6 +43,9 @@ class Answer:
     sources: list[SearchHit]
     model: str
     timings_ms: dict[str, float] = field(default_factory=dict)
+    relevance: float = 0.0  # how well the cited spans match the question
+    withheld: bool = False  # citations found, but their relevance fell below the abstention threshold
+    extracted: bool = False  # the model's text had no support; a source sentence was quoted instead
 
     @property
     def citations(self) -> list[Citation]:
@@ -38,7 +53,7 @@ class Answer:
 
     @property
     def abstained(self) -> bool:
-        return not self.citations
+        return self.withheld or not self.citations
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +62,8 @@ class Answer:
             "raw_answer": self.raw_text,
             "model": self.model,
             "abstained": self.abstained,
+            "relevance": round(self.relevance, 4),
+            "extracted": self.extracted,
             "sentences": [
                 {
                     "text": s.text,
@@ -105,7 +122,11 @@ class AnswerEngine:
         embedder: Embedder | None,
         retrieval: RetrievalParams | None = None,
         generation: GenerationParams | None = None,
+        abstain_below: float = ABSTAIN_BELOW,
+        extract_fallback: bool = True,
     ) -> None:
+        self.abstain_below = abstain_below
+        self.extract_fallback = extract_fallback
         self.retriever = retriever
         self.generator = generator
         self.embedder = embedder
@@ -116,18 +137,37 @@ class AnswerEngine:
         """Tokens left for sources once the answer and the prompt's own text are reserved."""
         return self.generator.context_length - self.generation.max_tokens - 256
 
-    def stream(self, question: str) -> Iterator[AnswerEvent]:
-        question = question.strip()
-        if not question:
-            raise QueryError("the question is empty; ask something about your documents")
-        if len(question) > MAX_QUESTION_CHARS:
-            raise QueryError(
-                f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}"
-            )
+    def stream(self, question: str, history: Sequence[Message] | None = None) -> Iterator[AnswerEvent]:
+        """Retrieve sources for `question` and answer from them, streaming events."""
+        question = check_question(question)
         started = time.perf_counter()
-        hits = self.retriever.search(question, self.retrieval)
-        sources = select_sources(hits, self.generator.count_tokens, self.source_budget()) if hits else []
-        timings = {"retrieval": _ms_since(started)}
+        timings: dict[str, float] = {}
+        query = question
+        if history:
+            query = condense_question(self.generator, history, question, self.generation)
+            timings["condense"] = _ms_since(started)
+        hits = self.retriever.search(query, self.retrieval)
+        timings["retrieval"] = _ms_since(started)
+        yield from self._answer_from(query, hits, started, timings, history)
+
+    def stream_sources(
+        self, question: str, hits: Sequence[SearchHit], history: Sequence[Message] | None = None
+    ) -> Iterator[AnswerEvent]:
+        """Answer from `hits` given by the caller (no retrieval), streaming events."""
+        question = check_question(question)
+        yield from self._answer_from(question, list(hits), time.perf_counter(), {}, history)
+
+    def _answer_from(
+        self,
+        question: str,
+        hits: list[SearchHit],
+        started: float,
+        timings: dict[str, float],
+        history: Sequence[Message] | None,
+    ) -> Iterator[AnswerEvent]:
+        turns = recent_turns(history or [])
+        budget = self.source_budget() - sum(self.generator.count_tokens(m.content) + 8 for m in turns)
+        sources = pack_sources(hits, question, self.generator.count_tokens, budget) if hits else []
         yield SourcesEvent(sources)
         if not sources:
             yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings))
@@ -136,7 +176,7 @@ class AnswerEngine:
         assembler = SentenceAssembler()
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
-        messages = build_messages(question, sources)
+        messages = build_messages(question, sources, turns)
         for piece in self.generator.stream(messages, self.generation):
             if not pieces:
                 timings["first_token"] = _ms_since(started)
@@ -148,14 +188,28 @@ class AnswerEngine:
         for text in assembler.finish():
             sentences.append(checker.check(text))
             yield SentenceEvent(len(sentences) - 1, sentences[-1])
+        extracted = False
+        model_abstained = any(is_no_answer(s.text) for s in sentences)
+        if self.extract_fallback and not model_abstained and not any(s.citations for s in sentences):
+            quote = checker.extract(question)
+            if quote is not None and quote.citations:
+                sentences.append(quote)
+                extracted = True
+                yield SentenceEvent(len(sentences) - 1, quote)
         timings["total"] = _ms_since(started)
-        yield DoneEvent(self._answer(question, "".join(pieces), sentences, sources, timings))
+        answer = self._answer(question, "".join(pieces), sentences, sources, timings)
+        answer.extracted = extracted
+        answer.relevance = checker.question_relevance(question, answer.citations)
+        if answer.citations and answer.relevance < self.abstain_below:
+            answer.withheld = True
+            answer.text = NO_ANSWER
+        yield DoneEvent(answer)
 
-    def ask(self, question: str) -> Answer:
-        for event in self.stream(question):
-            if isinstance(event, DoneEvent):
-                return event.answer
-        raise AssertionError("the answer stream ended without a DoneEvent")
+    def ask_sources(self, question: str, hits: Sequence[SearchHit]) -> Answer:
+        return _final(self.stream_sources(question, hits))
+
+    def ask(self, question: str, history: Sequence[Message] | None = None) -> Answer:
+        return _final(self.stream(question, history))
 
     def _answer(
         self,
@@ -167,6 +221,25 @@ class AnswerEngine:
     ) -> Answer:
         text = render_markdown(sentences) if sentences else raw
         return Answer(question, text, raw, sentences, sources, self.generator.name, timings)
+
+
+def check_question(question: str) -> str:
+    """The question stripped, or a QueryError saying how to fix it."""
+    question = question.strip()
+    if not question:
+        raise QueryError("the question is empty; ask something about your documents")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise QueryError(
+            f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}"
+        )
+    return question
+
+
+def _final(events: Iterator[AnswerEvent]) -> Answer:
+    for event in events:
+        if isinstance(event, DoneEvent):
+            return event.answer
+    raise AssertionError("the answer stream ended without a DoneEvent")
 
 
 def _ms_since(started: float) -> float:

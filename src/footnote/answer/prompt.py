@@ -13,7 +13,7 @@ NO_ANSWER = "The documents do not contain an answer to this question."
 # Short imperative lines: a 135M model follows these, and large models lose nothing by them.
 SYSTEM_PROMPT = (
     "Answer the question using only the numbered sources.\n"
-    "- Write 2 to 4 short sentences.\n"
+    "- Write 1 to 3 short sentences; the first answers the question directly.\n"
     "- Copy the wording of the sources where you can.\n"
     "- End each sentence with the number of its source, like [1].\n"
     f"- If the sources do not contain the answer, say exactly: {NO_ANSWER}\n"
@@ -53,12 +53,14 @@ def select_sources(
     return selected
 
 
-def build_messages(question: str, sources: Sequence[SearchHit]) -> list[Message]:
-    """The system message and one user message holding the numbered sources, then the question."""
+def build_messages(
+    question: str, sources: Sequence[SearchHit], history: Sequence[Message] = ()
+) -> list[Message]:
+    """The system message, the earlier turns, then one user message with the sources and the question."""
     blocks = "\n\n".join(format_source(number, hit) for number, hit in enumerate(sources, start=1))
     # The question comes last, where small models attend most.
     user = f"Sources:\n\n{blocks or '(none)'}\n\nQuestion: {question.strip()}"
-    return [Message(role="system", content=SYSTEM_PROMPT), Message(role="user", content=user)]
+    return [Message(role="system", content=SYSTEM_PROMPT), *history, Message(role="user", content=user)]
 
 
 def _trim_to_budget(hit: SearchHit, count_tokens: Callable[[str], int], budget_tokens: int) -> SearchHit:

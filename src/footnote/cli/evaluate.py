@@ -78,3 +78,31 @@ def _print_table(name: str, queries: int, results: list[ModeResult]) -> None:
             f"{r.queries_per_second:.1f}",
         )
     output.console.print(table)
+
+
+@eval_app.command("answers")
+def answers(
+    dataset: Annotated[
+        Path, typer.Argument(help="JSONL with query, answer, positive and negative passages.")
+    ],
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Use only the first N questions.")
+    ] = None,
+    runs: Annotated[
+        list[str] | None,
+        typer.Option("--run", help="reading, unanswerable or end_to_end (repeatable; default all)."),
+    ] = None,
+    passages: Annotated[int, typer.Option(min=1, max=20, help="Passages per question when given.")] = 5,
+    calibrate: Annotated[
+        bool,
+        typer.Option(
+            "--calibrate",
+            help="Answer with the abstention gate off and choose its threshold on half the questions.",
+        ),
+    ] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+) -> None:
+    """Answer every question and score correctness, citations, abstention and latency."""
+    from footnote.cli.answer_eval import run_answer_evaluation
+
+    run_answer_evaluation(dataset, limit, runs, passages, json_output, calibrate)

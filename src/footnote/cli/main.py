@@ -14,6 +14,7 @@ from footnote import __version__
 from footnote.application import Application, create_app
 from footnote.cli import output
 from footnote.cli.bench import bench_app
+from footnote.cli.chat import chat
 from footnote.cli.evaluate import eval_app
 from footnote.cli.ppl import ppl
 from footnote.cli.serve import serve
@@ -91,9 +92,20 @@ def ingest(
 def ask(
     question: Annotated[str, typer.Argument(help="The question to answer from your documents.")],
     json_output: JsonOption = False,
+    history_file: Annotated[
+        Path | None,
+        typer.Option("--history", help="Earlier turns: a JSON list of {role, content} messages."),
+    ] = None,
 ) -> None:
     """Answer a question with footnotes checked against the sources."""
     from footnote.answer.engine import DoneEvent, SentenceEvent
+
+    if history_file is not None:
+        from footnote.answer.history import read_history
+        from footnote.cli.chat import stream_answer
+
+        stream_answer(question, read_history(history_file), json_output)
+        return
 
     footnote = open_app()
     answer = None
@@ -197,6 +209,7 @@ def models_verify(
 
 
 app.command()(serve)
+app.command()(chat)
 
 
 def run() -> None:

@@ -1,0 +1,134 @@
+"""`footnote eval answers`: run the answer evaluation in an isolated data directory and print it."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from footnote.cli import output
+from footnote.config import Settings
+from footnote.errors import FootnoteError
+from footnote.evaluation.answers import (
+    RUNS,
+    QuestionOutcome,
+    RunResult,
+    calibrate_abstention,
+    evaluate_run,
+    load_records,
+)
+
+_COLUMNS = {
+    "correctness": "correct",
+    "citation_precision": "cite prec",
+    "citation_recall_sentences": "cite rec (sent)",
+    "citation_recall_answers": "cite rec (ans)",
+    "unsupported_rate": "unsupported",
+    "abstention_accuracy": "abstain acc",
+    "false_abstention": "false abstain",
+    "mean_seconds": "s/question",
+}
+
+
+def run_answer_evaluation(
+    dataset: Path,
+    limit: int | None,
+    runs: list[str] | None,
+    passages: int,
+    json_output: bool,
+    calibrate: bool = False,
+) -> None:
+    from footnote.application import create_app
+    from footnote.evaluation.answers import index_passages
+    from footnote.ingest.pipeline import Progress as PipelineProgress
+
+    chosen = runs or list(RUNS)
+    unknown = [run for run in chosen if run not in RUNS]
+    if unknown:
+        raise FootnoteError(f"unknown --run '{unknown[0]}'; use reading, unanswerable or end_to_end")
+    if calibrate and not {"reading", "unanswerable"} <= set(chosen):
+        raise FootnoteError("--calibrate needs both the reading and the unanswerable runs")
+    records = load_records(dataset, limit)
+    results: list[RunResult] = []
+    with tempfile.TemporaryDirectory(prefix="footnote-eval-answers-") as home:
+        app = create_app(Settings(home=Path(home)))
+        try:
+            engine = app.answer_engine()
+            if calibrate:
+                engine.abstain_below = 0.0
+            bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=output.errors,
+                disable=json_output,
+            )
+            with bar:
+                if "end_to_end" in chosen:
+                    task = bar.add_task("indexing passages", total=None)
+
+                    def indexed(event: PipelineProgress) -> None:
+                        bar.update(task, completed=event.done, total=event.total)
+
+                    index_passages(app, records, indexed)
+                for run in chosen:
+                    task = bar.add_task(run, total=len(records))
+
+                    def advance(_: str, __: QuestionOutcome, task: Any = task) -> None:
+                        bar.advance(task)
+
+                    results.append(evaluate_run(engine, records, run, passages, advance))
+            settings = {
+                "llm": app.settings.llm,
+                "embedder": app.settings.embedder,
+                "passages": passages,
+                "abstain_below": engine.abstain_below,
+            }
+        finally:
+            app.close()
+    calibration = None
+    if calibrate:
+        by_run = {r.run: r for r in results}
+        calibration = calibrate_abstention(by_run["reading"], by_run["unanswerable"])
+    if json_output:
+        output.print_json(
+            {
+                "calibration": None if calibration is None else vars(calibration),
+                "dataset": str(dataset),
+                "questions": len(records),
+                "settings": settings,
+                "runs": {
+                    r.run: {"metrics": r.metrics(), "questions": [vars(o) for o in r.outcomes]}
+                    for r in results
+                },
+            }
+        )
+    else:
+        _print_table(dataset.name, len(records), settings["llm"], results)
+        if calibration is not None:
+            chosen_on = len(calibration.calibration_ids)
+            output.console.print(
+                f"abstention threshold {calibration.threshold:.4f} (chosen on {chosen_on} "
+                f"questions); held out: abstention {_cell(calibration.held_out_abstention)}, "
+                f"false abstention {_cell(calibration.held_out_false_abstention)}"
+            )
+
+
+def _print_table(name: str, questions: int, model: object, results: list[RunResult]) -> None:
+    table = Table(title=f"{name}: {questions} questions, {model}")
+    table.add_column("run")
+    for label in _COLUMNS.values():
+        table.add_column(label, justify="right")
+    for result in results:
+        metrics = result.metrics()
+        cells = [_cell(metrics[key]) for key in _COLUMNS]
+        table.add_row(result.run, *cells)
+    output.console.print(table)
+
+
+def _cell(value: float | int | None) -> str:
+    return "-" if value is None else f"{value:.3f}"

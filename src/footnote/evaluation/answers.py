@@ -1,0 +1,297 @@
+"""Answer evaluation on question/answer/passages data in the RGB format.
+
+Each record holds a `query`, the gold `answer` and passages labelled `positive` (they
+support the answer) or `negative` (distractors). Three runs are scored:
+
+- reading: the engine answers from the question's own passages (positives plus negatives,
+  `passages` in all, in a fixed shuffled order), no retrieval;
+- unanswerable: the same, but with only negative passages, so the right reply is to abstain;
+- end to end: every passage of every question is pooled into one isolated index and the
+  engine retrieves from it as it would for a user.
+
+Metrics (all over the questions of one run):
+
+- correctness: the answer text contains the gold answer, case-insensitively. A string is one
+  required answer; a list holds required answers, each either a string or a list of accepted
+  spellings (RGB's rule: every required answer must appear, any spelling of it will do).
+- citation precision: of all citations the answers carry, the share whose cited passage is
+  labelled positive for that question.
+- citation recall (sentences): of all claim sentences in answers to answerable questions, the
+  share carrying at least one citation to a positive passage. The checker only cites a span
+  whose support score reached its threshold, so a cited span is one that supports the sentence.
+- citation recall (answers): of the answers that are correct, the share carrying at least one
+  citation to a positive passage.
+- unsupported rate: of all claim sentences, the share no source supports (flagged).
+- abstention accuracy: on the unanswerable run, the share of questions where the engine abstained.
+  False abstention: on the reading run, the share of answerable questions where it abstained.
+- latency: mean and median seconds per question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from footnote.answer.engine import Answer, AnswerEngine
+from footnote.application import Application
+from footnote.errors import FootnoteError
+from footnote.ingest.document import Block, Document
+from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
+from footnote.retrieval.hits import SearchHit
+
+RUNS = ("reading", "unanswerable", "end_to_end")
+PATH_PREFIX = "rgb:"
+# Shown as each source's title; without one the prompt would show the hash path, which models copy.
+PASSAGE_TITLE = "Passage"
+
+
+class AnswerDatasetError(FootnoteError):
+    """An answer-evaluation file is missing or holds a malformed record."""
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    id: str
+    query: str
+    answers: list[list[str]]  # required answers, each a list of accepted spellings
+    positive: list[str]
+    negative: list[str]
+
+
+@dataclass
+class QuestionOutcome:
+    id: str
+    query: str
+    answer: str
+    correct: bool
+    abstained: bool
+    citations: int
+    positive_citations: int
+    claim_sentences: int
+    sentences_citing_positive: int
+    unsupported_sentences: int
+    seconds: float
+    relevance: float = 0.0
+    extracted: bool = False
+
+
+@dataclass
+class RunResult:
+    run: str
+    outcomes: list[QuestionOutcome] = field(default_factory=list)
+
+    def metrics(self) -> dict[str, float | int | None]:
+        o = self.outcomes
+        citations = sum(x.citations for x in o)
+        claims = sum(x.claim_sentences for x in o)
+        correct = [x for x in o if x.correct]
+        seconds = [x.seconds for x in o]
+        abstained = _share(sum(x.abstained for x in o), len(o))
+        answerable = self.run != "unanswerable"
+        return {
+            "questions": len(o),
+            "correctness": _share(len(correct), len(o)) if answerable else None,
+            "citation_precision": _share(sum(x.positive_citations for x in o), citations)
+            if answerable
+            else None,
+            "citation_recall_sentences": _share(sum(x.sentences_citing_positive for x in o), claims)
+            if answerable
+            else None,
+            "citation_recall_answers": _share(sum(x.positive_citations > 0 for x in correct), len(correct))
+            if answerable
+            else None,
+            "unsupported_rate": _share(sum(x.unsupported_sentences for x in o), claims),
+            "abstention_accuracy": None if answerable else abstained,
+            "false_abstention": abstained if answerable else None,
+            "mean_seconds": statistics.fmean(seconds) if seconds else None,
+            "median_seconds": statistics.median(seconds) if seconds else None,
+        }
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def load_records(path: Path, limit: int | None = None) -> list[AnswerRecord]:
+    """Records of an RGB-style JSONL file: query, answer, positive and negative passages."""
+    if not path.is_file():
+        raise AnswerDatasetError(f"{path} is not a file; pass a JSONL file such as rgb/en_fact.jsonl")
+    records: list[AnswerRecord] = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                records.append(
+                    AnswerRecord(
+                        str(raw.get("id", number)),
+                        str(raw["query"]),
+                        gold_answers(raw["answer"]),
+                        [str(p) for p in raw["positive"]],
+                        [str(p) for p in raw.get("negative", [])],
+                    )
+                )
+            except json.JSONDecodeError as exc:
+                raise AnswerDatasetError(f"{path} line {number} is not JSON ({exc.msg})") from exc
+            except (KeyError, TypeError) as exc:
+                raise AnswerDatasetError(
+                    f"{path} line {number}: records need query, answer and positive fields ({exc})"
+                ) from exc
+            if limit is not None and len(records) >= limit:
+                break
+    return records
+
+
+def gold_answers(answer: Any) -> list[list[str]]:
+    if isinstance(answer, str):
+        return [[answer]]
+    if isinstance(answer, list):
+        return [[str(a) for a in item] if isinstance(item, list) else [str(item)] for item in answer]
+    raise TypeError(f"answer must be a string or a list, not {type(answer).__name__}")
+
+
+def is_correct(text: str, answers: Sequence[Sequence[str]]) -> bool:
+    lowered = text.lower()
+    return bool(answers) and all(any(s.lower() in lowered for s in spellings) for spellings in answers)
+
+
+def passage_path(text: str) -> str:
+    return PATH_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def given_passages(record: AnswerRecord, passages: int, answerable: bool, seed: int = 0) -> list[SearchHit]:
+    """The passages shown in the reading runs, as numbered sources in a fixed shuffled order.
+
+    Answerable: up to half the slots (at least one) go to positives, the rest to negatives.
+    """
+    if answerable:
+        positives = record.positive[: max(1, passages // 2)]
+        chosen = positives + record.negative[: passages - len(positives)]
+    else:
+        chosen = record.negative[:passages]
+    random.Random(f"{seed}:{record.id}").shuffle(chosen)
+    return [
+        SearchHit(number, number, passage_path(text), PASSAGE_TITLE, text, 0, len(text))
+        for number, text in enumerate(chosen, start=1)
+    ]
+
+
+def pooled_documents(records: Sequence[AnswerRecord]) -> Iterator[Document]:
+    """Every distinct passage of every record, one document each, keyed by a hash of its text."""
+    seen: set[str] = set()
+    for record in records:
+        for text in [*record.positive, *record.negative]:
+            path = passage_path(text)
+            if path in seen or not text.strip():
+                continue
+            seen.add(path)
+            yield Document(
+                path=path, format="text", title=PASSAGE_TITLE, text=text, blocks=[Block(text, 0, len(text))]
+            )
+
+
+def index_passages(
+    app: Application, records: Sequence[AnswerRecord], progress: ProgressCallback | None = None
+) -> IngestReport:
+    """Index the pooled passages of `records` into `app` for the end-to-end run."""
+    s = app.settings
+    ingestor = Ingestor(
+        app.catalog, app.vectors, app.embedder, s.chunk_tokens, s.chunk_overlap, s.embed_batch_size
+    )
+    return ingestor.ingest_documents(pooled_documents(records), mtime=0.0, progress=progress)
+
+
+def score_answer(record: AnswerRecord, answer: Answer, seconds: float) -> QuestionOutcome:
+    positives = {passage_path(text) for text in record.positive}
+    claims = [s for s in answer.sentences if s.is_claim]
+    citing = [s for s in claims if any(c.path in positives for c in s.citations)]
+    return QuestionOutcome(
+        record.id,
+        record.query,
+        answer.text,
+        correct=is_correct(answer.text, record.answers),
+        abstained=answer.abstained,
+        citations=len(answer.citations),
+        positive_citations=sum(c.path in positives for c in answer.citations),
+        claim_sentences=len(claims),
+        sentences_citing_positive=len(citing),
+        unsupported_sentences=sum(s.flagged for s in claims),
+        seconds=seconds,
+        relevance=answer.relevance,
+        extracted=answer.extracted,
+    )
+
+
+def evaluate_run(
+    engine: AnswerEngine,
+    records: Sequence[AnswerRecord],
+    run: str,
+    passages: int = 5,
+    on_question: Callable[[str, QuestionOutcome], None] | None = None,
+) -> RunResult:
+    """Answer every record in one run; the end-to-end run expects the pooled passages indexed."""
+    result = RunResult(run)
+    for record in records:
+        started = time.perf_counter()
+        if run == "end_to_end":
+            answer = engine.ask(record.query)
+        else:
+            hits = given_passages(record, passages, answerable=run == "reading")
+            answer = engine.ask_sources(record.query, hits)
+        outcome = score_answer(record, answer, time.perf_counter() - started)
+        result.outcomes.append(outcome)
+        if on_question:
+            on_question(run, outcome)
+    return result
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The abstention threshold chosen on one half of the questions and scored on the other."""
+
+    threshold: float
+    calibration_ids: list[str]
+    held_out_abstention: float | None
+    held_out_false_abstention: float | None
+
+
+def calibrate_abstention(reading: RunResult, unanswerable: RunResult) -> Calibration:
+    """Pick the relevance threshold that best separates answerable from unanswerable questions.
+
+    Both runs must have been made with the gate off (threshold 0), so every answer carries its
+    ungated relevance. Questions at even positions form the calibration split; the threshold
+    maximises balanced accuracy there (abstain on unanswerable, answer on answerable; ties go
+    to the lower threshold; candidates are midpoints between observed scores) and is then
+    scored on the odd positions.
+    """
+
+    def split(result: RunResult, even: bool) -> list[QuestionOutcome]:
+        return [o for i, o in enumerate(result.outcomes) if (i % 2 == 0) == even]
+
+    def rates(
+        answerable: list[QuestionOutcome], unanswerable: list[QuestionOutcome], t: float
+    ) -> tuple[float, float]:
+        abstain = [o.abstained or o.relevance < t for o in unanswerable]
+        false = [o.abstained or o.relevance < t for o in answerable]
+        return sum(abstain) / max(len(abstain), 1), sum(false) / max(len(false), 1)
+
+    answer_cal, unanswer_cal = split(reading, True), split(unanswerable, True)
+    values = sorted({o.relevance for o in [*answer_cal, *unanswer_cal]})
+    # Midpoints between observed scores, so the threshold does not sit on a question's score.
+    candidates = [0.0, *((a + b) / 2 for a, b in itertools.pairwise(values))]
+    best, best_score = 0.0, -1.0
+    for t in candidates:
+        abstention, false = rates(answer_cal, unanswer_cal, t)
+        if abstention + (1 - false) > best_score + 1e-12:
+            best, best_score = t, abstention + (1 - false)
+    abstention, false = rates(split(reading, False), split(unanswerable, False), best)
+    return Calibration(best, [o.id for o in answer_cal], abstention, false)

@@ -1,0 +1,163 @@
+"""Answer evaluation: gold-answer matching, passage labelling, scoring, calibration and the CLI."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from footnote.answer.engine import AnswerEngine
+from footnote.answer.prompt import NO_ANSWER
+from footnote.application import Application, create_app
+from footnote.config import Settings
+from footnote.evaluation.answers import (
+    AnswerDatasetError,
+    AnswerRecord,
+    QuestionOutcome,
+    RunResult,
+    calibrate_abstention,
+    evaluate_run,
+    given_passages,
+    gold_answers,
+    index_passages,
+    is_correct,
+    load_records,
+    passage_path,
+)
+from tests.fakes import HashingEmbedder, ScriptedGenerator
+
+POSITIVE = "Super Bowl LV was played on February 7, 2021, at Raymond James Stadium in Tampa, Florida."
+NEGATIVE = "Super Bowl LVIII tickets are on sale in Las Vegas for the game in February 2024."
+RECORD = AnswerRecord("0", "Super Bowl 2021 location", [["Tampa, Florida"]], [POSITIVE], [NEGATIVE])
+RGB_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rgb" / "en_fact.jsonl"
+
+
+@pytest.fixture
+def app(settings: Settings) -> Iterator[Application]:
+    app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
+    yield app
+    app.close()
+
+
+def engine_with(app: Application, replies: list[str]) -> AnswerEngine:
+    engine = app.answer_engine()
+    engine.generator = ScriptedGenerator(replies)
+    return engine
+
+
+def test_gold_answers_follow_the_rgb_rule() -> None:
+    assert gold_answers("Tampa") == [["Tampa"]]
+    assert gold_answers([["May 15 2012", "May 15, 2012"]]) == [["May 15 2012", "May 15, 2012"]]
+    assert gold_answers(["a", "b"]) == [["a"], ["b"]]
+    assert is_correct("It was held in TAMPA, florida.", [["Tampa, Florida"]])
+    assert is_correct("released on May 15, 2012", [["May 15 2012", "May 15, 2012"]])
+    assert not is_correct("a only", [["a"], ["b"]])
+    assert not is_correct("anything", [])
+
+
+def test_given_passages_mix_positives_and_negatives_in_a_fixed_order() -> None:
+    record = AnswerRecord("7", "q", [["x"]], ["p1", "p2", "p3"], ["n1", "n2", "n3", "n4"])
+    hits = given_passages(record, 5, answerable=True)
+    assert sorted(hit.text for hit in hits) == ["n1", "n2", "n3", "p1", "p2"]
+    assert [hit.text for hit in hits] == [hit.text for hit in given_passages(record, 5, answerable=True)]
+    assert {hit.text for hit in given_passages(record, 5, answerable=False)} == {"n1", "n2", "n3", "n4"}
+    assert all(hit.path == passage_path(hit.text) for hit in hits)
+
+
+def test_load_records_reads_jsonl_and_names_bad_lines(tmp_path: Path) -> None:
+    good = {"id": 3, "query": "q", "answer": "a", "positive": ["p"], "negative": ["n"]}
+    path = tmp_path / "set.jsonl"
+    path.write_text(json.dumps(good) + "\n\n" + json.dumps(good) + "\n", encoding="utf-8")
+    assert [r.id for r in load_records(path)] == ["3", "3"]
+    assert len(load_records(path, limit=1)) == 1
+    path.write_text('{"query": "q"}\n', encoding="utf-8")
+    with pytest.raises(AnswerDatasetError, match="line 1: records need query, answer and positive"):
+        load_records(path)
+    path.write_text("{not json\n", encoding="utf-8")
+    with pytest.raises(AnswerDatasetError, match="line 1 is not JSON"):
+        load_records(path)
+    with pytest.raises(AnswerDatasetError, match="is not a file"):
+        load_records(tmp_path / "missing.jsonl")
+
+
+def test_a_copied_positive_sentence_scores_correct_and_precisely_cited(app: Application) -> None:
+    engine = engine_with(app, [f"{POSITIVE} [2]"])
+    result = evaluate_run(engine, [RECORD], "reading", passages=2)
+    outcome = result.outcomes[0]
+    assert outcome.correct and not outcome.abstained
+    assert outcome.citations == outcome.positive_citations == 1
+    metrics = result.metrics()
+    assert metrics["correctness"] == 1.0
+    assert metrics["citation_precision"] == 1.0
+    assert metrics["citation_recall_sentences"] == 1.0
+    assert metrics["abstention_accuracy"] is None
+
+
+def test_a_sentence_citing_the_distractor_lowers_precision(app: Application) -> None:
+    engine = engine_with(app, [f"{POSITIVE} {NEGATIVE}"])
+    metrics = evaluate_run(engine, [RECORD], "reading", passages=2).metrics()
+    assert metrics["citation_precision"] == 0.5
+    assert metrics["citation_recall_sentences"] == 0.5
+    assert metrics["citation_recall_answers"] == 1.0
+
+
+def test_the_no_answer_reply_counts_as_abstention(app: Application) -> None:
+    engine = engine_with(app, [NO_ANSWER])
+    metrics = evaluate_run(engine, [RECORD], "unanswerable").metrics()
+    assert metrics["abstention_accuracy"] == 1.0
+    assert metrics["correctness"] is None
+
+
+def test_an_unsupported_reply_falls_back_to_the_best_source_sentence(app: Application) -> None:
+    engine = engine_with(app, ["Green cheese is made on the Moon."])
+    answer = engine.ask_sources(RECORD.query, given_passages(RECORD, 2, answerable=True))
+    assert answer.extracted
+    assert answer.sentences[0].flagged
+    quoted = answer.sentences[-1]
+    assert quoted.text == POSITIVE
+    assert quoted.citations[0].quote == POSITIVE
+    assert "Tampa, Florida" in answer.text
+
+
+def test_end_to_end_retrieves_from_the_pooled_passages(app: Application) -> None:
+    report = index_passages(app, [RECORD])
+    assert report.summary()["new"] == 2
+    engine = engine_with(app, [POSITIVE])
+    outcome = evaluate_run(engine, [RECORD], "end_to_end").outcomes[0]
+    assert outcome.correct and outcome.positive_citations == 1
+
+
+def outcome(relevance: float, abstained: bool = False) -> QuestionOutcome:
+    return QuestionOutcome("x", "q", "a", True, abstained, 1, 1, 1, 1, 0, 0.1, relevance=relevance)
+
+
+def test_calibration_picks_the_threshold_that_separates_the_calibration_half() -> None:
+    reading = RunResult("reading", [outcome(r) for r in (0.9, 0.2, 0.8, 0.7, 0.75, 0.3)])
+    unanswerable = RunResult("unanswerable", [outcome(r) for r in (0.4, 0.9, 0.5, 0.1, 0.45, 0.6)])
+    calibration = calibrate_abstention(reading, unanswerable)
+    # Even positions: answerable 0.9, 0.8, 0.75; unanswerable 0.4, 0.5, 0.45 -> between 0.5 and 0.75.
+    assert calibration.threshold == pytest.approx(0.625)
+    # Odd positions: answerable 0.2, 0.7, 0.3 -> two wrongly withheld; unanswerable 0.9, 0.1, 0.6 -> two.
+    assert calibration.held_out_false_abstention == pytest.approx(2 / 3)
+    assert calibration.held_out_abstention == pytest.approx(2 / 3)
+
+
+def test_cli_eval_answers_refuses_an_unknown_run(tmp_path: Path) -> None:
+    from footnote.cli.main import app as cli
+
+    path = tmp_path / "set.jsonl"
+    record = {"id": 0, "query": "q", "answer": "a", "positive": ["p"], "negative": ["n"]}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["eval", "answers", str(path), "--run", "bogus"])
+    assert result.exit_code != 0
+    assert "unknown --run 'bogus'" in str(result.exception)
+
+
+@pytest.mark.skipif(not RGB_DATA.is_file(), reason="../shared/data/rgb is not present")
+def test_the_shared_rgb_file_loads() -> None:
+    records = load_records(RGB_DATA)
+    assert len(records) == 100
+    assert all(r.query and r.answers and r.positive for r in records)
