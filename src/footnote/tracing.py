@@ -52,3 +52,11 @@ def span(name: str, **attributes: str | int | float | bool) -> Iterator[Any]:
         return
     with _tracer.start_as_current_span(name, attributes=attributes) as current:
         yield current
+
+
+def record(name: str, start_ns: int, end_ns: int, **attributes: str | int | float | bool) -> None:
+    """A finished span with the given times, for work spread over a generator's yields."""
+    if _tracer is None:
+        return
+    finished = _tracer.start_span(name, start_time=start_ns, attributes=attributes)
+    finished.end(end_time=end_ns)

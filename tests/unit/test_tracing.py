@@ -36,3 +36,11 @@ def test_a_chat_request_records_its_path(tmp_path: Path, exporter: InMemorySpanE
     request = spans["POST /v1/chat/completions"]
     assert request.attributes is not None and request.attributes["http.status_code"] == 200
     assert request.attributes["request_id"] == reply.headers["X-Request-ID"]
+
+
+def test_the_answer_path_is_traced(tmp_path: Path, exporter: InMemorySpanExporter) -> None:
+    _, application = build(tmp_path, [APPLE_REPLY])
+    answer = application.ask("What do apple trees need?")
+    assert answer.citations
+    names = [span.name for span in exporter.get_finished_spans()]
+    assert names == ["retrieve", "generate", "verify"]

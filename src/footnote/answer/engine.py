@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from footnote import tracing
 from footnote.answer.budget import pack_sources
 from footnote.answer.citations import (
     AnswerSentence,
@@ -146,7 +147,8 @@ class AnswerEngine:
         if history:
             query = condense_question(self.generator, history, question, self.generation)
             timings["condense"] = _ms_since(started)
-        hits = self.retriever.search(query, self.retrieval)
+        with tracing.span("retrieve", mode=self.retrieval.mode, limit=self.retrieval.limit):
+            hits = self.retriever.search(query, self.retrieval)
         timings["retrieval"] = _ms_since(started)
         yield from self._answer_from(query, hits, started, timings, history)
 
@@ -177,6 +179,7 @@ class AnswerEngine:
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
         messages = build_messages(question, sources, turns)
+        generating = time.time_ns()
         for piece in self.generator.stream(messages, self.generation):
             if not pieces:
                 timings["first_token"] = _ms_since(started)
@@ -185,6 +188,8 @@ class AnswerEngine:
             for text in assembler.feed(piece):
                 sentences.append(checker.check(text))
                 yield SentenceEvent(len(sentences) - 1, sentences[-1])
+        verifying = time.time_ns()
+        tracing.record("generate", generating, verifying, model=self.generator.name, pieces=len(pieces))
         for text in assembler.finish():
             sentences.append(checker.check(text))
             yield SentenceEvent(len(sentences) - 1, sentences[-1])
@@ -203,6 +208,7 @@ class AnswerEngine:
         if answer.citations and answer.relevance < self.abstain_below:
             answer.withheld = True
             answer.text = NO_ANSWER
+        tracing.record("verify", verifying, time.time_ns(), sentences=len(sentences))
         yield DoneEvent(answer)
 
     def ask_sources(self, question: str, hits: Sequence[SearchHit]) -> Answer:
