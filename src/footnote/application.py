@@ -9,6 +9,7 @@ the protocols); otherwise they are resolved from the registry and hash-checked.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent
@@ -17,7 +18,9 @@ from footnote.errors import NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
 from footnote.models.registry import resolve_embedder, resolve_llm
+from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog, DocumentRecord
 from footnote.store.vectors import ChromaVectorIndex, VectorIndex
@@ -34,6 +37,7 @@ class Application:
         self._generator = generator
         self._vectors: VectorIndex | None = None
         self._index_reconciled = False
+        self._reranker: Reranker | None = None
 
     # --- lazily built parts ----------------------------------------------------------------
 
@@ -83,8 +87,15 @@ class Application:
             )
         return self._vectors
 
+    @property
+    def reranker(self) -> Reranker | None:
+        """The second stage the settings name (`rerank`), opened once; None when it is off."""
+        if self._reranker is None:
+            self._reranker = open_reranker(self.settings)
+        return self._reranker
+
     def retriever(self) -> HybridRetriever:
-        return HybridRetriever(self.catalog, self.vectors, self.embedder)
+        return HybridRetriever(self.catalog, self.vectors, self.embedder, self.reranker)
 
     def answer_engine(self) -> AnswerEngine:
         s = self.settings
@@ -106,6 +117,7 @@ class Application:
             mode,
             s.rrf_keyword_weight,
             s.rrf_dense_weight,
+            rerank_candidates=s.rerank_candidates if s.rerank != "none" else 0,
         )
 
     # --- what the edges call ---------------------------------------------------------------
@@ -138,8 +150,11 @@ class Application:
             full_reconcile=not self._index_reconciled,
         )
 
-    def search(self, query: str, limit: int = 10, mode: str = "hybrid") -> list[SearchHit]:
-        return self.retriever().search(query, self.retrieval_params(limit, mode))
+    def search(
+        self, query: str, limit: int = 10, mode: str = "hybrid", filters: SearchFilter | None = None
+    ) -> list[SearchHit]:
+        params = replace(self.retrieval_params(limit, mode), filters=filters)
+        return self.retriever().search(query, params)
 
     def ask_stream(self, question: str) -> Iterator[AnswerEvent]:
         return self.answer_engine().stream(question)

@@ -70,3 +70,25 @@ def test_a_folder_that_is_not_beir_is_one_clear_error(tmp_path: Path) -> None:
 
     assert result.returncode == 2
     assert "corpus.jsonl is missing" in result.stderr
+
+
+def test_a_configured_reranker_adds_a_rerank_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dataset = write_beir(tmp_path / "tiny")
+    monkeypatch.setenv("FOOTNOTE_RERANK", "llm")
+    monkeypatch.setenv("FOOTNOTE_RERANK_CANDIDATES", "3")
+
+    report = as_json(footnote(tmp_path / "home", "eval", "retrieval", str(dataset), "--json"))
+
+    assert [row["mode"] for row in report["results"]] == ["keyword", "dense", "hybrid", "rerank"]
+    assert report["settings"]["rerank"] == "llm" and report["settings"]["rerank_candidates"] == 3
+    rerank = report["results"][-1]
+    assert rerank["queries"] == 3 and 0.0 <= rerank["ndcg_at_10"] <= 1.0
+
+
+def test_the_rerank_mode_without_a_reranker_is_one_clear_error(tmp_path: Path) -> None:
+    dataset = write_beir(tmp_path / "tiny")
+
+    result = footnote(tmp_path / "home", "eval", "retrieval", str(dataset), "--mode", "rerank")
+
+    assert result.returncode == 2
+    assert "set FOOTNOTE_RERANK" in " ".join(result.stderr.split())

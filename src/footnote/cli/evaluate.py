@@ -13,7 +13,7 @@ from rich.table import Table
 from footnote.cli import output
 from footnote.config import Settings
 from footnote.errors import FootnoteError
-from footnote.evaluation.retrieval import MODES, ModeResult
+from footnote.evaluation.retrieval import MODES, RERANK_MODE, ModeResult
 
 eval_app = typer.Typer(help="Measure retrieval quality.", no_args_is_help=True)
 
@@ -28,7 +28,11 @@ def retrieval(
     ] = None,
     split: Annotated[str, typer.Option(help="Which qrels file to judge against.")] = "test",
     modes: Annotated[
-        list[str] | None, typer.Option("--mode", help="keyword, dense or hybrid (repeatable; default all).")
+        list[str] | None,
+        typer.Option(
+            "--mode",
+            help="keyword, dense, hybrid or rerank (repeatable; default: all; rerank needs FOOTNOTE_RERANK).",
+        ),
     ] = None,
     index_dir: Annotated[
         Path | None,
@@ -42,10 +46,13 @@ def retrieval(
     from footnote.evaluation.beir import load_beir
     from footnote.evaluation.retrieval import run_evaluation
 
-    chosen = modes or list(MODES)
-    unknown = [mode for mode in chosen if mode not in MODES]
+    reranking = Settings().rerank != "none"
+    chosen = modes or [*MODES, *([RERANK_MODE] if reranking else [])]
+    unknown = [mode for mode in chosen if mode not in (*MODES, RERANK_MODE)]
     if unknown:
-        raise FootnoteError(f"unknown --mode '{unknown[0]}'; use keyword, dense or hybrid")
+        raise FootnoteError(f"unknown --mode '{unknown[0]}'; use keyword, dense, hybrid or rerank")
+    if RERANK_MODE in chosen and not reranking:
+        raise FootnoteError("--mode rerank needs a reranker: set FOOTNOTE_RERANK to cross-encoder or llm")
     dataset = load_beir(dataset_dir, split, limit_queries)
 
     def show(result: ModeResult) -> None:

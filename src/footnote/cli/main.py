@@ -131,13 +131,39 @@ def search(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="Results to show.")] = 10,
     mode: Annotated[str, typer.Option(help="hybrid, keyword or dense.")] = "hybrid",
     json_output: JsonOption = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show each retriever's rank and score and the fused score.")
+    ] = False,
+    include: Annotated[
+        list[str] | None, typer.Option("--include", help="Only documents whose path matches this GLOB.")
+    ] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="Leave out documents whose path matches this GLOB.")
+    ] = None,
+    formats: Annotated[
+        list[str] | None, typer.Option("--format", help="Only this format: markdown, text, html or pdf.")
+    ] = None,
+    after: Annotated[
+        str | None, typer.Option("--after", help="Only sources modified at or after this ISO date.")
+    ] = None,
+    before: Annotated[
+        str | None, typer.Option("--before", help="Only sources modified before this ISO date.")
+    ] = None,
 ) -> None:
     """Find passages by keyword and meaning (fused)."""
+    from footnote.retrieval.filters import build_filter
+
     if mode not in ("hybrid", "keyword", "dense"):
         raise FootnoteError(f"unknown --mode '{mode}'; use hybrid, keyword or dense")
-    hits = open_app().search(query, limit=limit, mode=mode)
+    filters = build_filter(include or (), exclude or (), formats or (), after, before)
+    hits = open_app().search(query, limit=limit, mode=mode, filters=filters)
     if json_output:
-        output.print_json([{**asdict(hit), "heading_path": list(hit.heading_path)} for hit in hits])
+        rows = [{**asdict(hit), "heading_path": list(hit.heading_path)} for hit in hits]
+        if explain:
+            rows = [{**row, "explain": output.explanation(hit)} for row, hit in zip(rows, hits, strict=True)]
+        output.print_json(rows)
+    elif explain:
+        output.print_explained_hits(hits)
     else:
         output.print_hits(hits)
 

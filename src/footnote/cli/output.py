@@ -79,6 +79,45 @@ def print_hits(hits: list[SearchHit]) -> None:
         console.print(f"   [dim]score {hit.score:.4f} ({', '.join(found_by)})[/]")
 
 
+def explanation(hit: SearchHit) -> dict[str, Any]:
+    """How a hit was found: each retriever's 1-based rank and score (None when absent), the fused score."""
+    return {
+        "keyword": {"rank": hit.keyword_rank, "score": hit.keyword_score},
+        "dense": {"rank": hit.dense_rank, "score": hit.dense_score},
+        "fused": hit.score,
+        "rerank": hit.rerank_score,
+    }
+
+
+def print_explained_hits(hits: list[SearchHit]) -> None:
+    """A table of ranks and scores per retriever; keyword scores are BM25 (higher is better)."""
+    if not hits:
+        console.print("[dim]no results[/]")
+        return
+    reranked = any(hit.rerank_score is not None for hit in hits)
+    columns = ["#", "keyword rank", "keyword score", "dense rank", "dense score", "fused"]
+    table = Table(*columns, *(["rerank"] if reranked else []), "location", title="How each result was found")
+
+    def cell(value: float | int | None, digits: int = 4) -> str:
+        if value is None:
+            return "-"
+        return str(value) if isinstance(value, int) else f"{value:.{digits}f}"
+
+    for rank, hit in enumerate(hits, start=1):
+        row = [
+            str(rank),
+            cell(hit.keyword_rank),
+            cell(hit.keyword_score),
+            cell(hit.dense_rank),
+            cell(hit.dense_score),
+            cell(hit.score),
+        ]
+        if reranked:
+            row.append(cell(hit.rerank_score))
+        table.add_row(*row, escape(hit.location))
+    console.print(table)
+
+
 def print_ingest_report(report: IngestReport) -> None:
     for outcome in report.failed:
         print_error(f"{outcome.path}: {outcome.error}")

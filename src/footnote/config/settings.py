@@ -174,3 +174,11 @@ class Settings(BaseSettings):
     answer_cache_threshold: float = Field(
         0.9, gt=0.0, le=1.0, description="cosine similarity above which two questions are one"
     )
+    # --- second-stage reranking (off by default: measured with `footnote eval retrieval`) ------
+    rerank: Literal["none", "cross-encoder", "llm"] = Field(
+        "none", description="rescore the best fused candidates: a cross-encoder, or the LLM's P(Yes)"
+    )
+    rerank_model: str | None = Field(
+        None, description="cross-encoder folder or cached model id; for llm, a GGUF (default: llm)"
+    )
+    rerank_candidates: int = Field(20, ge=1, le=200, description="fused candidates the reranker rescores")

@@ -21,6 +21,7 @@ from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import BM25_COLUMN_WEIGHTS
 
 MODES = ("keyword", "dense", "hybrid")
+RERANK_MODE = "rerank"  # hybrid followed by the configured second stage
 # Chunks fetched per query for every `depth` documents wanted: a document may have several chunks.
 CHUNKS_PER_DOCUMENT = 3
 PATH_PREFIX = "beir:"
@@ -72,19 +73,28 @@ def document_ranking(retriever: HybridRetriever, query: str, params: RetrievalPa
 
 
 def evaluation_params(base: RetrievalParams, mode: str, depth: int = 100) -> RetrievalParams:
-    """`base` with every candidate list deep enough to rank `depth` documents."""
+    """`base` with every candidate list deep enough to rank `depth` documents.
+
+    Only the `rerank` mode keeps the second stage; it is hybrid retrieval with `base.rerank_candidates`
+    of the fused hits rescored.
+    """
     chunks = depth * CHUNKS_PER_DOCUMENT
     return replace(
         base,
-        mode=mode,
+        mode="hybrid" if mode == RERANK_MODE else mode,
         limit=chunks,
         keyword_candidates=max(base.keyword_candidates, chunks),
         dense_candidates=max(base.dense_candidates, chunks),
+        rerank_candidates=base.rerank_candidates if mode == RERANK_MODE else 0,
     )
 
 
 def evaluate_mode(
-    retriever: HybridRetriever, dataset: BeirDataset, params: RetrievalParams, depth: int = 100
+    retriever: HybridRetriever,
+    dataset: BeirDataset,
+    params: RetrievalParams,
+    depth: int = 100,
+    label: str | None = None,
 ) -> ModeResult:
     run: dict[str, list[str]] = {}
     started = time.perf_counter()
@@ -93,7 +103,7 @@ def evaluate_mode(
     seconds = time.perf_counter() - started
     scores = mean_metrics(run, dataset.qrels)
     return ModeResult(
-        params.mode,
+        label or params.mode,
         scores["ndcg@10"],
         scores["mrr@10"],
         scores["recall@10"],
@@ -113,7 +123,7 @@ def evaluate_retrieval(
 ) -> list[ModeResult]:
     results = []
     for mode in modes:
-        result = evaluate_mode(retriever, dataset, evaluation_params(base, mode, depth), depth)
+        result = evaluate_mode(retriever, dataset, evaluation_params(base, mode, depth), depth, mode)
         results.append(result)
         if on_mode:
             on_mode(result)
@@ -147,6 +157,9 @@ def run_evaluation(
             "rrf_dense_weight": s.rrf_dense_weight,
             "bm25_column_weights": list(BM25_COLUMN_WEIGHTS),
             "candidate_chunks": evaluation_params(app.retrieval_params(10), "hybrid").keyword_candidates,
+            "rerank": s.rerank,
+            "rerank_model": s.rerank_model,
+            "rerank_candidates": s.rerank_candidates if s.rerank != "none" else 0,
         },
         "results": [result.to_dict() for result in results],
     }

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+
+from footnote.errors import QueryError
 
 
 @dataclass(frozen=True)
@@ -71,3 +74,41 @@ class SearchFilter:
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+FORMATS = ("markdown", "text", "html", "pdf")
+
+
+def parse_date(value: str, option: str = "date") -> float:
+    """Unix seconds of an ISO date or date-time; one without a zone is local time."""
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise QueryError(
+            f"{option} '{value}' is not an ISO date; use YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS][+HH:MM]"
+        ) from None
+    return moment.timestamp()
+
+
+def build_filter(
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    formats: Sequence[str] = (),
+    after: str | None = None,
+    before: str | None = None,
+) -> SearchFilter | None:
+    """A SearchFilter from user-facing options (dates as ISO text), checked; None when nothing is set."""
+    unknown = [name for name in formats if name not in FORMATS]
+    if unknown:
+        raise QueryError(f"unknown format '{unknown[0]}'; use one of {', '.join(FORMATS)}")
+    search_filter = SearchFilter(
+        include_paths=tuple(include),
+        exclude_paths=tuple(exclude),
+        formats=tuple(dict.fromkeys(formats)),
+        modified_after=parse_date(after, "--after") if after is not None else None,
+        modified_before=parse_date(before, "--before") if before is not None else None,
+    )
+    after_s, before_s = search_filter.modified_after, search_filter.modified_before
+    if after_s is not None and before_s is not None and after_s >= before_s:
+        raise QueryError(f"--after {after} is not before --before {before}; nothing could match")
+    return search_filter if search_filter.active else None

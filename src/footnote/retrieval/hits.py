@@ -24,6 +24,7 @@ class SearchHit:
     dense_rank: int | None = None
     dense_score: float | None = None
     url: str | None = None
+    rerank_score: float | None = None  # second-stage score, None when not reranked
 
     @property
     def location(self) -> str:

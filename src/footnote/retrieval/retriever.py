@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from footnote import tracing
 from footnote.errors import QueryError
 from footnote.models.base import Embedder
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.fusion import reciprocal_rank_fusion
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.keyword import fts_query
+from footnote.retrieval.rerank import Reranker
 from footnote.store.catalog import Catalog
 from footnote.store.vectors import VectorIndex
 
@@ -26,13 +28,17 @@ class RetrievalParams:
     keyword_weight: float = 1.0
     dense_weight: float = 1.0
     filters: SearchFilter | None = None  # applied inside both retrievers
+    rerank_candidates: int = 0  # fused hits the reranker rescores; 0 (or no reranker) skips the stage
 
 
 class HybridRetriever:
-    def __init__(self, catalog: Catalog, vectors: VectorIndex, embedder: Embedder) -> None:
+    def __init__(
+        self, catalog: Catalog, vectors: VectorIndex, embedder: Embedder, reranker: Reranker | None = None
+    ) -> None:
         self.catalog = catalog
         self.vectors = vectors
         self.embedder = embedder
+        self.reranker = reranker
 
     def search(self, query: str, params: RetrievalParams | None = None) -> list[SearchHit]:
         params = params or RetrievalParams()
@@ -49,8 +55,14 @@ class HybridRetriever:
             dense = self._dense(query, params.dense_candidates, filters)
         rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
         weights = [params.keyword_weight, params.dense_weight]
-        fused = reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)[: params.limit]
-        return self._hits(fused, keyword, dense)
+        rerank = params.rerank_candidates if self.reranker is not None else 0
+        depth = max(params.limit, rerank)
+        fused = reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)[:depth]
+        hits = self._hits(fused, keyword, dense)
+        if self.reranker is not None and rerank > 0:
+            with tracing.span("rerank", candidates=rerank):
+                hits = self.reranker.rerank(query, hits, rerank)
+        return hits[: params.limit]
 
     def _dense(self, query: str, limit: int, filters: SearchFilter | None) -> list[tuple[int, float]]:
         if filters is None:

@@ -1,0 +1,145 @@
+"""An optional second stage: rescore the best fused candidates with a slower, sharper model.
+
+Two scorers implement the `Reranker` protocol:
+
+- `CrossEncoderReranker`: a sentence-transformers CrossEncoder read from a local
+  folder or the local Hugging Face cache (never downloaded).
+- `LlmReranker`: the configured llama.cpp LLM asked whether each passage answers
+  the query; the score is the log-probability of " Yes" as the next token. It
+  reuses the perplexity scorer (`footnote.perplexity`) to open and run the model.
+
+Only the first `candidates` hits are rescored; the rest keep their fused order behind them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from footnote.errors import ConfigError, ModelError
+from footnote.retrieval.hits import SearchHit
+
+if TYPE_CHECKING:
+    from footnote.config import Settings
+    from footnote.perplexity.scorer import TokenScorer
+
+
+class Reranker(ABC):
+    """Scores passages against a query. Subclasses implement `score` only; higher is more relevant."""
+
+    name: str = "reranker"
+
+    @abstractmethod
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One relevance score per text, in order."""
+
+    def rerank(self, query: str, hits: Sequence[SearchHit], candidates: int) -> list[SearchHit]:
+        """The first `candidates` hits sorted by score (ties keep fused order), then the rest unchanged."""
+        head, tail = list(hits[:candidates]), list(hits[candidates:])
+        if not head:
+            return list(tail)
+        scores = self.score(query, [hit.text for hit in head])
+        if len(scores) != len(head):
+            raise ModelError(f"reranker {self.name} returned {len(scores)} scores for {len(head)} passages")
+        values = [float(value) for value in scores]
+        scored = [replace(hit, rerank_score=value) for hit, value in zip(head, values, strict=True)]
+        order = sorted(range(len(scored)), key=lambda i: (-values[i], i))
+        return [scored[i] for i in order] + tail
+
+
+class CrossEncoderReranker(Reranker):
+    """A sentence-transformers CrossEncoder, loaded from local files only."""
+
+    def __init__(self, model: str, batch_size: int = 32) -> None:
+        from sentence_transformers import CrossEncoder
+
+        location = Path(model).expanduser()
+        source = str(location) if location.exists() else model
+        try:
+            self._model: Any = CrossEncoder(source, device="cpu", local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise ModelError(
+                f"cross-encoder '{model}' could not be loaded ({exc}); set FOOTNOTE_RERANK_MODEL to a local "
+                "sentence-transformers CrossEncoder folder or a model id already in the Hugging Face cache"
+            ) from exc
+        self.name = model
+        self.batch_size = batch_size
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        scores = self._model.predict([(query, text) for text in texts], batch_size=self.batch_size)
+        return [float(value) for value in scores]
+
+
+RELEVANCE_PROMPT = (
+    "Passage: {passage}\n\n"
+    "Question: {query}\n\n"
+    "Does the passage help answer the question? Answer Yes or No.\n"
+    "Answer:"
+)
+
+
+class LlmReranker(Reranker):
+    """Scores each passage by log P(" Yes") after a relevance question, from a token scorer."""
+
+    def __init__(self, scorer: TokenScorer, max_query_tokens: int = 64) -> None:
+        self.scorer = scorer
+        self.name = f"llm:{scorer.name}"
+        self.max_query_tokens = max_query_tokens
+        tokenizer = scorer.tokenizer
+        answer = tokenizer.tokenize(" Yes")
+        if not answer:
+            raise ModelError(f"{scorer.name} has no token for ' Yes'; use a cross-encoder reranker instead")
+        self._yes = answer[0]
+        self._bos = [tokenizer.bos_id] if tokenizer.add_bos and tokenizer.bos_id is not None else []
+        head, _, tail = RELEVANCE_PROMPT.partition("{passage}")
+        middle, _, end = tail.partition("{query}")
+        self._head = tokenizer.tokenize(head)
+        self._middle = tokenizer.tokenize(middle)
+        self._end = tokenizer.tokenize(end)
+
+    def score(self, query: str, texts: Sequence[str]) -> list[float]:
+        tokenizer = self.scorer.tokenizer
+        query_ids = tokenizer.tokenize(query)[: self.max_query_tokens]
+        fixed = len(self._bos) + len(self._head) + len(self._middle) + len(query_ids) + len(self._end) + 1
+        room = self.scorer.context_length - fixed
+        if room < 8:
+            raise ConfigError(
+                f"the reranker's window of {self.scorer.context_length} tokens leaves no room for a passage"
+            )
+        scores = []
+        for text in texts:
+            passage = tokenizer.tokenize(text)[:room]
+            window = [
+                *self._bos,
+                *self._head,
+                *passage,
+                *self._middle,
+                *query_ids,
+                *self._end,
+                self._yes,
+            ]
+            scores.append(self.scorer.score_window(window, len(window) - 1)[0])
+        return scores
+
+    def close(self) -> None:
+        self.scorer.close()
+
+
+def open_reranker(settings: Settings) -> Reranker | None:
+    """The reranker the settings name, or None when reranking is off."""
+    if settings.rerank == "none":
+        return None
+    if settings.rerank == "cross-encoder":
+        if not settings.rerank_model:
+            raise ConfigError(
+                "FOOTNOTE_RERANK=cross-encoder needs FOOTNOTE_RERANK_MODEL: a CrossEncoder folder or model id"
+            )
+        return CrossEncoderReranker(settings.rerank_model)
+    from footnote.perplexity.models import open_scorer
+
+    return LlmReranker(open_scorer(settings.rerank_model or settings.llm, settings, context_length=512))
