@@ -34,7 +34,7 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip(f"{CHROMIUM} is missing: `apt-get install chromium` to run the browser tests")
