@@ -98,31 +98,10 @@ def ask(
     ] = None,
 ) -> None:
     """Answer a question with footnotes checked against the sources."""
-    from footnote.answer.engine import DoneEvent, SentenceEvent
+    from footnote.answer.history import read_history
+    from footnote.cli.chat import stream_answer
 
-    if history_file is not None:
-        from footnote.answer.history import read_history
-        from footnote.cli.chat import stream_answer
-
-        stream_answer(question, read_history(history_file), json_output)
-        return
-
-    footnote = open_app()
-    answer = None
-    printer = output.SentencePrinter()
-    for event in footnote.ask_stream(question):
-        if isinstance(event, SentenceEvent) and not json_output:
-            printer.print(event.sentence)
-        elif isinstance(event, DoneEvent):
-            answer = event.answer
-    assert answer is not None
-    if json_output:
-        output.print_json(answer.to_dict())
-        return
-    if not answer.sentences:
-        output.console.print(answer.text, end="")
-    output.console.print()
-    output.print_sources(answer)
+    stream_answer(question, read_history(history_file) if history_file else [], json_output)
 
 
 @app.command()
