@@ -11,6 +11,26 @@ from footnote.errors import ModelError
 from footnote.models.base import GenerationParams, Generator, Message
 
 
+def open_llama(model_path: Path, *, n_ctx: int, threads: int = 0, **options: Any) -> Any:
+    """A llama.cpp model on `threads` CPU threads (0: every core) with flash attention;
+    a file llama.cpp cannot load is a ModelError naming it."""
+    from llama_cpp import Llama
+
+    threads = threads or os.cpu_count() or 1
+    try:
+        return Llama(
+            model_path=str(model_path),
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            flash_attn=True,
+            verbose=False,
+            **options,
+        )
+    except (ValueError, RuntimeError) as exc:
+        raise ModelError(f"llama.cpp could not load {model_path} ({exc}); is it a GGUF model file?") from exc
+
+
 class LlamaCppGenerator(Generator):
     """A GGUF chat model run in this process; the GGUF's own chat template formats prompts."""
 
@@ -21,20 +41,7 @@ class LlamaCppGenerator(Generator):
         context_length: int = 2048,
         threads: int = 0,
     ) -> None:
-        from llama_cpp import Llama
-
-        try:
-            self._llm: Any = Llama(
-                model_path=str(model_path),
-                n_ctx=context_length,
-                n_threads=threads or os.cpu_count() or 1,
-                flash_attn=True,
-                verbose=False,
-            )
-        except (ValueError, RuntimeError) as exc:
-            raise ModelError(
-                f"llama.cpp could not load {model_path} ({exc}); is it a GGUF model file?"
-            ) from exc
+        self._llm: Any = open_llama(model_path, n_ctx=context_length, threads=threads)
         self.name = display_name or model_path.name
         self.context_length = context_length
         self.model_path = model_path
