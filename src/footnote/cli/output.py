@@ -12,7 +12,6 @@ from rich.table import Table
 
 from footnote.answer.citations import AnswerSentence, MarkdownRenderer
 from footnote.answer.engine import Answer
-from footnote.ingest.pipeline import IngestReport
 from footnote.retrieval.hits import SearchHit
 from footnote.store.catalog import DocumentRecord
 
@@ -116,17 +115,6 @@ def print_explained_hits(hits: list[SearchHit]) -> None:
             row.append(cell(hit.rerank_score))
         table.add_row(*row, escape(hit.location))
     console.print(table)
-
-
-def print_ingest_report(report: IngestReport) -> None:
-    for outcome in report.failed:
-        print_error(f"{outcome.path}: {outcome.error}")
-    s = report.summary()
-    console.print(
-        f"[bold]{s['new']}[/] new, [bold]{s['changed']}[/] changed, {s['unchanged']} unchanged, "
-        f"[{'red' if s['failed'] else 'dim'}]{s['failed']} failed[/]; "
-        f"{s['chunks_embedded']} chunks embedded in {s['seconds']:.1f} s"
-    )
 
 
 def print_documents(documents: list[DocumentRecord]) -> None:
