@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from footnote.application import create_app
@@ -88,7 +89,12 @@ def test_a_changed_file_is_replaced_atomically(tmp_path: Path) -> None:
     try:
         for round_number in range(1, 9):
             path.write_text(versions[round_number % 2], encoding="utf-8")
+            searched = len(seen)
             assert app.ingest([folder]).count("changed") == 1
+            # Let the reader finish a few searches between ingests, however slow the machine.
+            deadline = time.monotonic() + 10
+            while len(seen) < searched + 3 and time.monotonic() < deadline:
+                time.sleep(0.005)
     finally:
         done.set()
         thread.join()

@@ -121,10 +121,10 @@ def test_migration_2_backfills_grams_of_chunks_stored_before_it(tmp_path: Path) 
 
     catalog = Catalog(tmp_path / "old.sqlite3")
     try:
-        assert catalog.schema_version == 2
+        assert catalog.schema_version == MIGRATIONS[-1][0]
         assert [chunk_id for chunk_id, _ in catalog.keyword_search(fts_query("竹子"), 5)] == [1]
         assert [chunk_id for chunk_id, _ in catalog.keyword_search(fts_query("第一章"), 5)] == [1]
     finally:
         catalog.close()
     with sqlite3.connect(tmp_path / "old.sqlite3") as check:
-        assert migrate(check) == 2
+        assert migrate(check) == MIGRATIONS[-1][0]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from footnote import tracing
 from footnote.errors import QueryError
-from footnote.models.base import Embedder
+from footnote.models.base import Embedder, Vector
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.fusion import reciprocal_rank_fusion
 from footnote.retrieval.hits import SearchHit
@@ -16,6 +16,8 @@ from footnote.store.catalog import Catalog
 from footnote.store.vectors import VectorIndex
 
 MAX_QUERY_CHARS = 4000
+# A search that overlapped an ingest commit is run again, at most this many times.
+CONSISTENT_READ_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -46,31 +48,50 @@ class HybridRetriever:
         if not query:
             raise QueryError("the query is empty; type a question or some keywords")
         query = query[:MAX_QUERY_CHARS]
-        keyword: list[tuple[int, float]] = []
-        dense: list[tuple[int, float]] = []
         filters = params.filters if params.filters is not None and params.filters.active else None
-        if params.mode in ("hybrid", "keyword"):
-            keyword = self.catalog.keyword_search(fts_query(query), params.keyword_candidates, filters)
-        if params.mode in ("hybrid", "dense"):
-            dense = self._dense(query, params.dense_candidates, filters)
-        rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
-        weights = [params.keyword_weight, params.dense_weight]
+        query_vector = self.embedder.embed(query) if params.mode in ("hybrid", "dense") else None
         rerank = params.rerank_candidates if self.reranker is not None else 0
         depth = max(params.limit, rerank)
-        fused = reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)[:depth]
-        hits = self._hits(fused, keyword, dense)
+        for _ in range(CONSISTENT_READ_ATTEMPTS):
+            # The catalog commits a changed file's new chunks while the vector index still holds
+            # the old ones; a search that overlapped a commit may mix versions, so it runs again.
+            before = self.catalog.generation()
+            hits = self._fused(query, query_vector, params, filters, depth)
+            if self.catalog.generation() == before:
+                break
         if self.reranker is not None and rerank > 0:
             with tracing.span("rerank", candidates=rerank):
                 hits = self.reranker.rerank(query, hits, rerank)
         return hits[: params.limit]
 
-    def _dense(self, query: str, limit: int, filters: SearchFilter | None) -> list[tuple[int, float]]:
+    def _fused(
+        self,
+        query: str,
+        query_vector: Vector | None,
+        params: RetrievalParams,
+        filters: SearchFilter | None,
+        depth: int,
+    ) -> list[SearchHit]:
+        keyword: list[tuple[int, float]] = []
+        dense: list[tuple[int, float]] = []
+        if params.mode in ("hybrid", "keyword"):
+            keyword = self.catalog.keyword_search(fts_query(query), params.keyword_candidates, filters)
+        if query_vector is not None:
+            dense = self._dense(query_vector, params.dense_candidates, filters)
+        rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
+        weights = [params.keyword_weight, params.dense_weight]
+        fused = reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)[:depth]
+        return self._hits(fused, keyword, dense)
+
+    def _dense(
+        self, query_vector: Vector, limit: int, filters: SearchFilter | None
+    ) -> list[tuple[int, float]]:
         if filters is None:
-            return self.vectors.query(self.embedder.embed(query), limit)
+            return self.vectors.query(query_vector, limit)
         allowed = self.catalog.document_ids(filters) if filters.filters_paths else None
         if allowed == []:
             return []
-        return self.vectors.query(self.embedder.embed(query), limit, filters.chroma_where(allowed))
+        return self.vectors.query(query_vector, limit, filters.chroma_where(allowed))
 
     def _hits(
         self, fused: list[tuple[int, float]], keyword: list[tuple[int, float]], dense: list[tuple[int, float]]

@@ -101,6 +101,10 @@ def _chunk_record(row: sqlite3.Row) -> ChunkRecord:
     )
 
 
+def _advance_generation(db: sqlite3.Connection) -> None:
+    db.execute("UPDATE chunk_generation SET value = value + 1")
+
+
 class Catalog:
     """Documents and chunks in SQLite (WAL) with an FTS5 keyword index."""
 
@@ -132,6 +136,15 @@ class Catalog:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+
+    def generation(self) -> int:
+        """A counter that every committed addition or removal of chunks moves on.
+
+        Readers compare it before and after a multi-statement read (keyword search, vector
+        look-up, chunk fetch) to know that no ingest changed the chunks in between.
+        """
+        with self._lock:
+            return int(self._db.execute("SELECT value FROM chunk_generation").fetchone()[0])
 
     # --- documents -------------------------------------------------------------------------
 
@@ -218,6 +231,7 @@ class Catalog:
             ),
         )
         document_id = int(cursor.lastrowid or 0)
+        _advance_generation(db)
         ids: list[int] = []
         for chunk in entry.chunks:
             heading_text = " > ".join(chunk.heading_path)
@@ -276,6 +290,7 @@ class Catalog:
         db.executemany("INSERT OR IGNORE INTO vector_tombstones (chunk_id) VALUES (?)", [(i,) for i in ids])
         db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
         db.execute("DELETE FROM chunks WHERE document_id = ?", (document_id,))
+        _advance_generation(db)
 
     # --- chunks ----------------------------------------------------------------------------
 

@@ -68,6 +68,17 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         FROM headed;
         """,
     ),
+    (
+        3,
+        "a generation counter bumped whenever chunks are added or removed",
+        """
+        CREATE TABLE chunk_generation (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            value INTEGER NOT NULL
+        );
+        INSERT INTO chunk_generation (id, value) VALUES (1, 0);
+        """,
+    ),
 ]
 
 
