@@ -20,6 +20,7 @@ from footnote.models.base import Embedder, GenerationParams, Generator
 from footnote.models.registry import resolve_embedder, resolve_llm
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog, DocumentRecord
@@ -38,6 +39,7 @@ class Application:
         self._vectors: VectorIndex | None = None
         self._index_reconciled = False
         self._reranker: Reranker | None = None
+        self._keyword_index: MemoryKeywordIndex | None = None
 
     # --- lazily built parts ----------------------------------------------------------------
 
@@ -95,7 +97,22 @@ class Application:
         return self._reranker
 
     def retriever(self) -> HybridRetriever:
-        return HybridRetriever(self.catalog, self.vectors, self.embedder, self.reranker)
+        return HybridRetriever(self.catalog, self.vectors, self.embedder, self.reranker, self._keyword_index)
+
+    def keep_keyword_index(self, wait: bool = False) -> None:
+        """Answer keyword searches from postings in memory (setting `keyword_memory`).
+
+        Worth it in a process that runs many searches: the postings are built from the
+        catalog on a background thread (FTS5 answers until they are ready), or now with `wait`.
+        """
+        if not self.settings.keyword_memory:
+            return
+        if self._keyword_index is None:
+            self._keyword_index = MemoryKeywordIndex(self.catalog)
+        if wait:
+            self._keyword_index.sync()
+        else:
+            self._keyword_index.catch_up()
 
     def answer_engine(self) -> AnswerEngine:
         s = self.settings

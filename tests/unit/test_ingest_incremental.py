@@ -10,8 +10,11 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog
 from tests.conftest import REPO
@@ -60,7 +63,8 @@ def test_globs_prune_and_json_summary(tmp_path: Path) -> None:
         catalog.close()
 
 
-def test_a_changed_file_is_replaced_atomically(tmp_path: Path) -> None:
+@pytest.mark.parametrize("postings", [False, True], ids=["fts5", "memory-postings"])
+def test_a_changed_file_is_replaced_atomically(tmp_path: Path, postings: bool) -> None:
     """A reader on its own connection sees the old version or the new one, never both or neither."""
     folder = tmp_path / "notes"
     folder.mkdir()
@@ -74,7 +78,8 @@ def test_a_changed_file_is_replaced_atomically(tmp_path: Path) -> None:
     app = create_app(Settings(home=tmp_path / "home", chunk_tokens=16, chunk_overlap=0), embedder=embedder)
     app.ingest([folder])
     reader = Catalog(app.settings.catalog_path)
-    retriever = HybridRetriever(reader, app.vectors, embedder)
+    keyword_index = MemoryKeywordIndex(reader) if postings else None
+    retriever = HybridRetriever(reader, app.vectors, embedder, keyword_index=keyword_index)
     seen: list[set[str]] = []
     done = threading.Event()
 

@@ -49,6 +49,11 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(200, ge=16, le=8192, description="largest chunk, in embedder tokens")
     chunk_overlap: int = Field(40, ge=0, description="tokens repeated between pieces of a split block")
     keyword_candidates: int = Field(50, ge=1, le=1000, description="depth of the keyword list before fusion")
+    keyword_memory: bool = Field(
+        True,
+        description="long-running processes (the server, chat) answer keyword searches from postings "
+        "held in memory, built in the background, scored exactly as FTS5's bm25",
+    )
     dense_candidates: int = Field(50, ge=1, le=1000, description="depth of the dense list before fusion")
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
     top_k: int = Field(5, ge=1, le=100, description="sources offered to the model")

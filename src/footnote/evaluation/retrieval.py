@@ -143,6 +143,7 @@ def run_evaluation(
         app.catalog, app.vectors, app.embedder, s.chunk_tokens, s.chunk_overlap, s.embed_batch_size
     )
     report = index_dataset(ingestor, dataset, progress)
+    app.keep_keyword_index(wait=True)
     results = evaluate_retrieval(app.retriever(), dataset, app.retrieval_params(10), modes, on_mode=on_mode)
     summary = {
         "dataset": dataset.name,

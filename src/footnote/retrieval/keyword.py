@@ -18,18 +18,29 @@ STOP_WORDS = frozenset(
     who whom why will with would you your""".split()
 )
 MAX_TERMS = 64
+GRAMS_COLUMN = "grams"
+
+
+def keyword_phrases(text: str) -> list[tuple[str | None, str]]:
+    """The phrases a keyword search for `text` looks up, each with the column it is limited to.
+
+    Words (stop words dropped unless nothing else is left) are searched in every column;
+    Chinese, Japanese and Korean runs become character bigrams, searched in the grams column.
+    """
+    terms = [t.lower() for t in _TERM.findall(without_cjk(text))]
+    grams = query_grams(text)[:MAX_TERMS]
+    content = [t for t in terms if t not in STOP_WORDS] or ([] if grams else terms)
+    unique = list(dict.fromkeys(content))[:MAX_TERMS]
+    phrases: list[tuple[str | None, str]] = [(None, term) for term in unique]
+    phrases.extend((GRAMS_COLUMN, gram) for gram in grams)
+    return phrases
 
 
 def fts_query(text: str) -> str:
-    """An OR of quoted terms from `text`, stop words dropped unless nothing else is left.
-
-    Chinese, Japanese and Korean runs become character bigrams, matched in the grams column.
-    """
-    terms = [t.lower() for t in _TERM.findall(without_cjk(text))]
-    grams = [f'"{gram}"' for gram in query_grams(text)[:MAX_TERMS]]
-    content = [t for t in terms if t not in STOP_WORDS] or ([] if grams else terms)
-    unique = list(dict.fromkeys(content))[:MAX_TERMS]
-    words = [f'"{term}"' for term in unique]
+    """An FTS5 MATCH expression: an OR of the quoted phrases of `keyword_phrases(text)`."""
+    phrases = keyword_phrases(text)
+    words = [f'"{phrase}"' for column, phrase in phrases if column is None]
+    grams = [f'"{phrase}"' for column, phrase in phrases if column == GRAMS_COLUMN]
     if grams:
-        words.append(f"grams : ({' OR '.join(grams)})")
+        words.append(f"{GRAMS_COLUMN} : ({' OR '.join(grams)})")
     return " OR ".join(words)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from footnote import tracing
@@ -10,7 +12,8 @@ from footnote.models.base import Embedder, Vector
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.fusion import reciprocal_rank_fusion
 from footnote.retrieval.hits import SearchHit
-from footnote.retrieval.keyword import fts_query
+from footnote.retrieval.keyword import fts_query, keyword_phrases
+from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker
 from footnote.store.catalog import Catalog
 from footnote.store.vectors import VectorIndex
@@ -33,14 +36,25 @@ class RetrievalParams:
     rerank_candidates: int = 0  # fused hits the reranker rescores; 0 (or no reranker) skips the stage
 
 
+@functools.cache
+def _embedding_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="footnote-query-embedding")
+
+
 class HybridRetriever:
     def __init__(
-        self, catalog: Catalog, vectors: VectorIndex, embedder: Embedder, reranker: Reranker | None = None
+        self,
+        catalog: Catalog,
+        vectors: VectorIndex,
+        embedder: Embedder,
+        reranker: Reranker | None = None,
+        keyword_index: MemoryKeywordIndex | None = None,
     ) -> None:
         self.catalog = catalog
         self.vectors = vectors
         self.embedder = embedder
         self.reranker = reranker
+        self.keyword_index = keyword_index
 
     def search(self, query: str, params: RetrievalParams | None = None) -> list[SearchHit]:
         params = params or RetrievalParams()
@@ -49,14 +63,15 @@ class HybridRetriever:
             raise QueryError("the query is empty; type a question or some keywords")
         query = query[:MAX_QUERY_CHARS]
         filters = params.filters if params.filters is not None and params.filters.active else None
-        query_vector = self.embedder.embed(query) if params.mode in ("hybrid", "dense") else None
+        # The query is embedded on another thread while the keyword list is found.
+        embedding = _embedding_pool().submit(self.embedder.embed, query) if params.mode != "keyword" else None
         rerank = params.rerank_candidates if self.reranker is not None else 0
         depth = max(params.limit, rerank)
         for _ in range(CONSISTENT_READ_ATTEMPTS):
             # The catalog commits a changed file's new chunks while the vector index still holds
             # the old ones; a search that overlapped a commit may mix versions, so it runs again.
             before = self.catalog.generation()
-            hits = self._fused(query, query_vector, params, filters, depth)
+            hits = self._fused(query, embedding, params, filters, depth)
             if self.catalog.generation() == before:
                 break
         if self.reranker is not None and rerank > 0:
@@ -67,7 +82,7 @@ class HybridRetriever:
     def _fused(
         self,
         query: str,
-        query_vector: Vector | None,
+        embedding: Future[Vector] | None,
         params: RetrievalParams,
         filters: SearchFilter | None,
         depth: int,
@@ -75,13 +90,20 @@ class HybridRetriever:
         keyword: list[tuple[int, float]] = []
         dense: list[tuple[int, float]] = []
         if params.mode in ("hybrid", "keyword"):
-            keyword = self.catalog.keyword_search(fts_query(query), params.keyword_candidates, filters)
-        if query_vector is not None:
-            dense = self._dense(query_vector, params.dense_candidates, filters)
+            keyword = self._keyword(query, params.keyword_candidates, filters)
+        if embedding is not None:
+            dense = self._dense(embedding.result(), params.dense_candidates, filters)
         rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
         weights = [params.keyword_weight, params.dense_weight]
         fused = reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)[:depth]
         return self._hits(fused, keyword, dense)
+
+    def _keyword(self, query: str, limit: int, filters: SearchFilter | None) -> list[tuple[int, float]]:
+        if self.keyword_index is not None and filters is None:
+            found = self.keyword_index.search(keyword_phrases(query), limit)
+            if found is not None:
+                return found
+        return self.catalog.keyword_search(fts_query(query), limit, filters)
 
     def _dense(
         self, query_vector: Vector, limit: int, filters: SearchFilter | None

@@ -62,6 +62,7 @@ def create_server(settings: Settings | None = None, application: Application | N
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.preload_models and state.models.state == "idle":
             threading.Thread(target=state.models.preload, name="footnote-preload", daemon=True).start()
+        application.keep_keyword_index()
         yield
         state.scoring.close()
 

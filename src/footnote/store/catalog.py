@@ -101,6 +101,12 @@ def _chunk_record(row: sqlite3.Row) -> ChunkRecord:
     )
 
 
+def keyword_columns(title: str, heading_path: Sequence[str], text: str) -> tuple[str, str, str, str]:
+    """A chunk's row in the keyword index: text, heading, title and grams columns."""
+    heading = " > ".join(heading_path)
+    return text, heading, title, index_grams(f"{title} {heading} {text}")
+
+
 def _advance_generation(db: sqlite3.Connection) -> None:
     db.execute("UPDATE chunk_generation SET value = value + 1")
 
@@ -234,7 +240,6 @@ class Catalog:
         _advance_generation(db)
         ids: list[int] = []
         for chunk in entry.chunks:
-            heading_text = " > ".join(chunk.heading_path)
             cursor = db.execute(
                 "INSERT INTO chunks (document_id, ordinal, text, start, end, page, heading_path, "
                 "token_count, embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -252,10 +257,9 @@ class Catalog:
             )
             chunk_id = int(cursor.lastrowid or 0)
             ids.append(chunk_id)
-            grams = index_grams(f"{document.title} {heading_text} {chunk.text}")
             db.execute(
                 "INSERT INTO chunks_fts (rowid, text, heading, title, grams) VALUES (?, ?, ?, ?, ?)",
-                (chunk_id, chunk.text, heading_text, document.title, grams),
+                (chunk_id, *keyword_columns(document.title, chunk.heading_path, chunk.text)),
             )
         return document_id, ids
 
@@ -305,6 +309,22 @@ class Catalog:
         with self._lock:
             rows = self._db.execute(query, list(ids)).fetchall()
         return {row[0]: _chunk_record(row) for row in rows}
+
+    def chunk_id_list(self) -> list[int]:
+        """Every chunk id, ascending."""
+        with self._lock:
+            return [int(row[0]) for row in self._db.execute("SELECT id FROM chunks ORDER BY id")]
+
+    def keyword_rows(self, ids: Sequence[int]) -> list[tuple[int, str, str, str, str]]:
+        """(chunk id, text, heading, title, grams): the keyword-index rows of chunks `ids`."""
+        rows: list[tuple[int, str, str, str, str]] = []
+        for start in range(0, len(ids), 500):
+            found = self.chunks(ids[start : start + 500])
+            for chunk_id in ids[start : start + 500]:
+                record = found.get(chunk_id)
+                if record is not None:
+                    rows.append((chunk_id, *keyword_columns(record.title, record.heading_path, record.text)))
+        return rows
 
     def pending_chunks(self, limit: int = 512) -> list[ChunkRecord]:
         """Chunks whose vectors are not yet in the vector index."""

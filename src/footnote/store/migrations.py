@@ -7,6 +7,9 @@ import time
 
 from footnote.retrieval.cjk import index_grams
 
+# The keyword index's tokenizer, as the migrations below create it.
+KEYWORD_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
         1,

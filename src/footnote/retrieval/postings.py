@@ -1,0 +1,244 @@
+"""BM25 over the catalog's keyword index, answered from postings held in memory.
+
+FTS5 ranks a query by computing bm25() for every row that matches any of its terms; on
+a large index with common query words that is hundreds of thousands of rows per query.
+This index keeps, per term, numpy arrays of (row, weighted term frequency) so a query
+costs a few vectorised operations per term. It scores exactly as FTS5's bm25() does
+(same tokenizer, column weights, k1 = 1.2, b = 0.75, idf floor), so the two are
+interchangeable; FTS5 stays the source of truth and answers filtered searches.
+
+The index follows the catalog: on every search it compares the catalog's chunk
+generation with the one it was built at, and applies only the difference (chunks
+added are tokenized by FTS5 itself in a private in-memory table; chunks removed are
+masked out, and the arrays are rebuilt once a quarter of their rows are dead).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import threading
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from footnote.retrieval.keyword import GRAMS_COLUMN
+from footnote.store.catalog import BM25_COLUMN_WEIGHTS, Catalog
+from footnote.store.migrations import KEYWORD_TOKENIZER
+
+K1 = 1.2
+B = 0.75
+_COLUMNS = ("text", "heading", "title", GRAMS_COLUMN)
+_BATCH = 2000
+_REBUILD_DEAD_FRACTION = 0.25
+_MAX_SEGMENTS = 8
+# unicode61 keeps letters, numbers, private-use characters and every character beyond the
+# Basic Multilingual Plane (emoji included) together, and splits at everything else.
+_WORD = re.compile("(?:[^\\W_]|[\ue000-\uf8ff\U00010000-\U0010ffff])+")
+
+Slots = npt.NDArray[np.int32]
+Weights = npt.NDArray[np.float64]
+
+
+class Fts5Tokenizer:
+    """Terms of text exactly as the keyword index makes them.
+
+    Text is split at the characters unicode61 treats as separators (anything but letters
+    and numbers); each distinct raw word is then passed once through FTS5 itself, in a
+    private in-memory table with the index's tokenizer, for case folding, diacritics and
+    the Porter stem. Those are cached, so a word costs a dictionary look-up after its first.
+    """
+
+    def __init__(self, cache_limit: int = 2_000_000) -> None:
+        self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._db.execute(f"CREATE VIRTUAL TABLE staged USING fts5(word, tokenize = '{KEYWORD_TOKENIZER}')")
+        self._db.execute("CREATE VIRTUAL TABLE instances USING fts5vocab(staged, instance)")
+        self._terms: dict[str, tuple[str, ...]] = {}
+        self._cache_limit = cache_limit
+        self._lock = threading.Lock()
+
+    def terms(self, texts: Sequence[str]) -> list[list[str]]:
+        """The index terms of each of `texts`, in order."""
+        words = [_WORD.findall(text) for text in texts]
+        with self._lock:
+            unknown = {word for split in words for word in split if word not in self._terms}
+            if unknown:
+                self._learn(sorted(unknown))
+            known = self._terms
+            return [[term for word in split for term in known[word]] for split in words]
+
+    def _learn(self, words: list[str]) -> None:
+        if len(self._terms) + len(words) > self._cache_limit:
+            self._terms.clear()
+        found: dict[int, list[str]] = defaultdict(list)
+        self._db.execute("BEGIN")
+        try:
+            self._db.executemany("INSERT INTO staged (rowid, word) VALUES (?, ?)", enumerate(words, start=1))
+            for term, row in self._db.execute("SELECT term, doc FROM instances ORDER BY doc, offset"):
+                found[row].append(term)
+        finally:
+            self._db.execute("ROLLBACK")
+        for number, word in enumerate(words, start=1):
+            self._terms[word] = tuple(found.get(number, ()))
+
+
+class MemoryKeywordIndex:
+    """The catalog's keyword index as in-memory postings, scored like FTS5's bm25()."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._tokenizer = Fts5Tokenizer()
+        self._weights = dict(zip(_COLUMNS, BM25_COLUMN_WEIGHTS, strict=True))
+        self._lock = threading.Lock()  # held while the postings change
+        self._state_lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+        self._generation: int | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._ids: npt.NDArray[np.int64] = np.empty(0, np.int64)
+        self._lengths: Weights = np.empty(0, np.float64)
+        self._alive: npt.NDArray[np.bool_] = np.empty(0, np.bool_)
+        self._slot_of: dict[int, int] = {}
+        self._postings: dict[str, list[tuple[Slots, Weights]]] = {}
+        self._dead = 0
+
+    # --- following the catalog -------------------------------------------------------------
+
+    def catch_up(self) -> None:
+        """Start bringing the index in line with the catalog on a background thread."""
+        with self._state_lock:
+            if self._worker is not None and self._worker.is_alive():
+                return
+            self._worker = threading.Thread(target=self.sync, name="footnote-keyword-index", daemon=True)
+            self._worker.start()
+
+    def sync(self) -> None:
+        """Bring the index in line with the catalog now, if chunks were added or removed since."""
+        with self._lock:
+            generation = self.catalog.generation()
+            if generation == self._generation:
+                return
+            current = self.catalog.chunk_id_list()
+            present = set(current)
+            gone = [slot for chunk_id, slot in self._slot_of.items() if chunk_id not in present]
+            if self._dead + len(gone) > _REBUILD_DEAD_FRACTION * max(len(self._ids), 1):
+                self._reset()
+            else:
+                for slot in gone:
+                    del self._slot_of[int(self._ids[slot])]
+                self._alive[gone] = False
+                self._dead += len(gone)
+            added = [chunk_id for chunk_id in current if chunk_id not in self._slot_of]
+            for start in range(0, len(added), _BATCH):
+                self._add(self.catalog.keyword_rows(added[start : start + _BATCH]))
+            for key, segments in self._postings.items():
+                if len(segments) > 1:
+                    self._postings[key] = [_merged(segments)]
+            self._generation = generation
+
+    def _add(self, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
+        first = len(self._ids)
+        keys: dict[str, int] = {}
+        term_numbers: list[int] = []
+        slots: list[npt.NDArray[np.int64]] = []
+        weights: list[Weights] = []
+        lengths = np.zeros(len(rows), np.float64)
+        for index, column in enumerate(_COLUMNS):
+            grams = column == GRAMS_COLUMN
+            split = self._tokenizer.terms([row[1:][index] for row in rows])
+            counts = np.fromiter((len(terms) for terms in split), np.int64, len(split))
+            lengths += counts
+            term_numbers.extend(keys.setdefault(_key(grams, t), len(keys)) for terms in split for t in terms)
+            slots.append(np.repeat(np.arange(len(rows), dtype=np.int64), counts))
+            weights.append(np.full(int(counts.sum()), self._weights[column]))
+        # One posting per (term, row): its occurrences summed with their columns' weights.
+        pair = np.asarray(term_numbers, np.int64) * len(rows) + np.concatenate(slots)
+        pairs, inverse = np.unique(pair, return_inverse=True)
+        summed = np.bincount(inverse, np.concatenate(weights), len(pairs))
+        numbers, row_of = np.divmod(pairs, len(rows))
+        bounds = np.flatnonzero(np.diff(numbers)) + 1
+        names = list(keys)
+        for number, row_slots, row_weights in zip(
+            numbers[np.concatenate([[0], bounds])] if len(pairs) else [],
+            np.split((row_of + first).astype(np.int32), bounds),
+            np.split(summed, bounds),
+            strict=False,
+        ):
+            segments = self._postings.setdefault(names[number], [])
+            segments.append((np.asarray(row_slots, np.int32), np.asarray(row_weights, np.float64)))
+            if len(segments) > _MAX_SEGMENTS:
+                self._postings[names[number]] = [_merged(segments)]
+        self._ids = np.concatenate([self._ids, np.fromiter((row[0] for row in rows), np.int64, len(rows))])
+        self._lengths = np.concatenate([self._lengths, lengths])
+        self._alive = np.concatenate([self._alive, np.ones(len(rows), np.bool_)])
+        self._slot_of.update({row[0]: first + offset for offset, row in enumerate(rows)})
+
+    # --- searching -------------------------------------------------------------------------
+
+    def search(self, phrases: Sequence[tuple[str | None, str]], limit: int) -> list[tuple[int, float]] | None:
+        """Chunk ids and BM25 scores (higher is better) for `keyword_phrases` output.
+
+        None when FTS5 must answer instead: the index is behind the catalog (it then catches
+        up in the background) or a phrase is more than one token (that needs positions).
+        """
+        if self.catalog.generation() != self._generation:
+            self.catch_up()
+            return None
+        lookups: list[str] = []
+        for (column, _), terms in zip(phrases, self._tokenizer.terms([p for _, p in phrases]), strict=True):
+            if len(terms) > 1:
+                return None
+            if terms:
+                lookups.append(_key(column == GRAMS_COLUMN, terms[0]))
+        if not self._lock.acquire(blocking=False):
+            return None  # catching up
+        try:
+            return self._search(lookups, limit)
+        finally:
+            self._lock.release()
+
+    def _search(self, keys: list[str], limit: int) -> list[tuple[int, float]]:
+        rows = int(self._alive.sum()) if self._dead else len(self._ids)
+        if not rows or not keys:
+            return []
+        alive = self._alive[: len(self._ids)]
+        average_length = float(self._lengths[alive].sum()) / rows
+        slots_list: list[Slots] = []
+        scores_list: list[Weights] = []
+        for key in keys:
+            segments = self._postings.get(key)
+            if not segments:
+                continue
+            slots, weights = _merged(segments) if len(segments) > 1 else segments[0]
+            if self._dead:
+                live = alive[slots]
+                slots, weights = slots[live], weights[live]
+            hits = len(slots)
+            if not hits:
+                continue
+            idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+            idf = idf if idf > 0 else 1e-6
+            norm = K1 * (1 - B + B * self._lengths[slots] / average_length)
+            slots_list.append(slots)
+            scores_list.append(idf * weights * (K1 + 1) / (weights + norm))
+        if not slots_list:
+            return []
+        scores = np.bincount(np.concatenate(slots_list), np.concatenate(scores_list), len(self._ids))
+        matched = np.flatnonzero(scores)  # every term's score is positive (idf has a floor)
+        if len(matched) > limit:
+            matched = matched[np.argpartition(-scores[matched], limit - 1)[:limit]]
+        ids = self._ids[matched]
+        order = np.lexsort((ids, -scores[matched]))
+        return [(int(ids[i]), float(scores[matched[i]])) for i in order[:limit]]
+
+
+def _key(grams: bool, term: str) -> str:
+    return f"{GRAMS_COLUMN}:{term}" if grams else term
+
+
+def _merged(segments: list[tuple[Slots, Weights]]) -> tuple[Slots, Weights]:
+    return np.concatenate([s for s, _ in segments]), np.concatenate([w for _, w in segments])
