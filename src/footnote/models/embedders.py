@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,11 @@ class SentenceTransformerEmbedder(Embedder):
         if self._counter is not None:
             self._counter.no_padding()
             self._counter.no_truncation()
+        # Another copy, truncating as `encode` does, for single queries on any thread.
+        self._query_tokenizer: Any = copy.deepcopy(self._counter) if self._counter is not None else None
+        if self._query_tokenizer is not None:
+            self._query_tokenizer.enable_truncation(self.max_tokens)
+        self._query_lock = threading.Lock()
         self.batch_size = batch_size
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
@@ -73,6 +79,24 @@ class SentenceTransformerEmbedder(Embedder):
             show_progress_bar=False,
         )
         return [row.tolist() for row in vectors]
+
+    def embed(self, text: str) -> Vector:
+        """One text, straight through the model's modules: a query costs no batching overhead."""
+        if self._query_tokenizer is None:
+            return self.embed_batch([text])[0]
+        import torch
+
+        with self._query_lock:
+            encoding = self._query_tokenizer.encode(text)
+        features = {
+            "input_ids": torch.tensor([encoding.ids]),
+            "attention_mask": torch.tensor([encoding.attention_mask]),
+            "token_type_ids": torch.tensor([encoding.type_ids]),
+        }
+        with torch.inference_mode():
+            vector = self._model(features)["sentence_embedding"][0]
+        vector = torch.nn.functional.normalize(vector.float(), dim=0)
+        return [float(x) for x in vector.tolist()]
 
     def embed_many(self, texts: Sequence[str], batch_size: int = 32) -> list[Vector]:
         # sentence-transformers sorts by length and batches internally; one call is fastest.
