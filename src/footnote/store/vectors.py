@@ -95,11 +95,9 @@ class ChromaVectorIndex(VectorIndex):
     def query(
         self, vector: Vector, limit: int, where: dict[str, Any] | None = None
     ) -> list[tuple[int, float]]:
-        total = self.count()
-        if total == 0:
-            return []
+        # Chroma returns what it has when asked for more than it holds (no count round trip).
         result = self._collection.query(
-            query_embeddings=[list(vector)], n_results=min(limit, total), include=["distances"], where=where
+            query_embeddings=[list(vector)], n_results=limit, include=["distances"], where=where
         )
         ids, distances = result["ids"][0], result["distances"][0]
         return [(int(i), 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
