@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from footnote.errors import ModelError
 from footnote.models.base import Embedder, Vector
+
+RECENT_QUERIES = 256  # single-text embeddings kept for repeats
 
 
 class SentenceTransformerEmbedder(Embedder):
@@ -66,6 +69,8 @@ class SentenceTransformerEmbedder(Embedder):
         if self._query_tokenizer is not None:
             self._query_tokenizer.enable_truncation(self.max_tokens)
         self._query_lock = threading.Lock()
+        # A request embeds its question more than once (answer cache, retrieval, citations).
+        self._recent: OrderedDict[str, Vector] = OrderedDict()
         self.batch_size = batch_size
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
@@ -82,8 +87,18 @@ class SentenceTransformerEmbedder(Embedder):
 
     def embed(self, text: str) -> Vector:
         """One text, straight through the model's modules: a query costs no batching overhead."""
-        if self._query_tokenizer is None:
-            return self.embed_batch([text])[0]
+        with self._query_lock:
+            if text in self._recent:
+                self._recent.move_to_end(text)
+                return list(self._recent[text])
+        vector = self.embed_batch([text])[0] if self._query_tokenizer is None else self._embed_one(text)
+        with self._query_lock:
+            self._recent[text] = vector
+            if len(self._recent) > RECENT_QUERIES:
+                self._recent.popitem(last=False)
+        return list(vector)
+
+    def _embed_one(self, text: str) -> Vector:
         import torch
 
         with self._query_lock:
