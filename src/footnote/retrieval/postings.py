@@ -41,6 +41,8 @@ _WORD = re.compile("(?:[^\\W_]|[\ue000-\uf8ff\U00010000-\U0010ffff])+")
 
 Slots = npt.NDArray[np.int32]
 Weights = npt.NDArray[np.float64]
+# Weighted term frequencies: counts times column weights (1.0, 0.5), exact in float32.
+Frequencies = npt.NDArray[np.float32]
 
 
 class Fts5Tokenizer:
@@ -103,8 +105,10 @@ class MemoryKeywordIndex:
         self._lengths: Weights = np.empty(0, np.float64)
         self._alive: npt.NDArray[np.bool_] = np.empty(0, np.bool_)
         self._slot_of: dict[int, int] = {}
-        self._postings: dict[str, list[tuple[Slots, Weights]]] = {}
+        self._postings: dict[str, list[tuple[Slots, Frequencies]]] = {}
         self._dead = 0
+        self._rows = 0
+        self._average_length = 0.0
 
     # --- following the catalog -------------------------------------------------------------
 
@@ -138,6 +142,8 @@ class MemoryKeywordIndex:
             for key, segments in self._postings.items():
                 if len(segments) > 1:
                     self._postings[key] = [_merged(segments)]
+            self._rows = int(self._alive.sum())
+            self._average_length = float(self._lengths[self._alive].sum()) / max(self._rows, 1)
             self._generation = generation
 
     def _add(self, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
@@ -169,7 +175,7 @@ class MemoryKeywordIndex:
             strict=False,
         ):
             segments = self._postings.setdefault(names[number], [])
-            segments.append((np.asarray(row_slots, np.int32), np.asarray(row_weights, np.float64)))
+            segments.append((np.asarray(row_slots, np.int32), np.asarray(row_weights, np.float32)))
             if len(segments) > _MAX_SEGMENTS:
                 self._postings[names[number]] = [_merged(segments)]
         self._ids = np.concatenate([self._ids, np.fromiter((row[0] for row in rows), np.int64, len(rows))])
@@ -202,27 +208,26 @@ class MemoryKeywordIndex:
             self._lock.release()
 
     def _search(self, keys: list[str], limit: int) -> list[tuple[int, float]]:
-        rows = int(self._alive.sum()) if self._dead else len(self._ids)
+        rows = self._rows
         if not rows or not keys:
             return []
-        alive = self._alive[: len(self._ids)]
-        average_length = float(self._lengths[alive].sum()) / rows
         slots_list: list[Slots] = []
         scores_list: list[Weights] = []
         for key in keys:
             segments = self._postings.get(key)
             if not segments:
                 continue
-            slots, weights = _merged(segments) if len(segments) > 1 else segments[0]
+            slots, frequencies = _merged(segments) if len(segments) > 1 else segments[0]
             if self._dead:
-                live = alive[slots]
-                slots, weights = slots[live], weights[live]
+                live = self._alive[slots]
+                slots, frequencies = slots[live], frequencies[live]
             hits = len(slots)
             if not hits:
                 continue
             idf = math.log((rows - hits + 0.5) / (hits + 0.5))
             idf = idf if idf > 0 else 1e-6
-            norm = K1 * (1 - B + B * self._lengths[slots] / average_length)
+            norm = K1 * (1 - B + B * self._lengths[slots] / self._average_length)
+            weights = frequencies.astype(np.float64)
             slots_list.append(slots)
             scores_list.append(idf * weights * (K1 + 1) / (weights + norm))
         if not slots_list:
@@ -240,5 +245,5 @@ def _key(grams: bool, term: str) -> str:
     return f"{GRAMS_COLUMN}:{term}" if grams else term
 
 
-def _merged(segments: list[tuple[Slots, Weights]]) -> tuple[Slots, Weights]:
+def _merged(segments: list[tuple[Slots, Frequencies]]) -> tuple[Slots, Frequencies]:
     return np.concatenate([s for s, _ in segments]), np.concatenate([w for _, w in segments])
