@@ -15,6 +15,7 @@ masked out, and the arrays are rebuilt once a quarter of their rows are dead).
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 import sqlite3
@@ -25,9 +26,12 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from footnote.errors import StoreError
 from footnote.retrieval.keyword import GRAMS_COLUMN
 from footnote.store.catalog import BM25_COLUMN_WEIGHTS, Catalog
 from footnote.store.migrations import KEYWORD_TOKENIZER
+
+log = logging.getLogger(__name__)
 
 K1 = 1.2
 B = 0.75
@@ -117,8 +121,16 @@ class MemoryKeywordIndex:
         with self._state_lock:
             if self._worker is not None and self._worker.is_alive():
                 return
-            self._worker = threading.Thread(target=self.sync, name="footnote-keyword-index", daemon=True)
+            self._worker = threading.Thread(
+                target=self._sync_in_background, name="footnote-keyword-index", daemon=True
+            )
             self._worker.start()
+
+    def _sync_in_background(self) -> None:
+        try:
+            self.sync()
+        except (sqlite3.Error, StoreError) as exc:  # the catalog closed or failed: FTS5 keeps answering
+            log.warning("keyword postings not brought up to date: %s", exc)
 
     def sync(self) -> None:
         """Bring the index in line with the catalog now, if chunks were added or removed since."""
