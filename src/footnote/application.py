@@ -108,7 +108,9 @@ class Application:
         if not self.settings.keyword_memory:
             return
         if self._keyword_index is None:
-            self._keyword_index = MemoryKeywordIndex(self.catalog)
+            self._keyword_index = MemoryKeywordIndex(
+                self.catalog, self.settings.home / "keyword-postings.npz"
+            )
         if wait:
             self._keyword_index.sync()
         else:

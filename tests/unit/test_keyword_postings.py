@@ -10,6 +10,7 @@ import pytest
 
 from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor
+from footnote.retrieval import postings
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.keyword import fts_query, keyword_phrases
 from footnote.retrieval.postings import Fts5Tokenizer, MemoryKeywordIndex
@@ -174,3 +175,45 @@ def test_the_retriever_uses_the_postings_and_fts5_for_filters(store: tuple[Catal
     coffee = SearchFilter(include_paths=("/notes/coffee*",))
     only_coffee = RetrievalParams(limit=10, mode="keyword", filters=coffee)
     assert {h.path for h in fast.search("coffee lens", only_coffee)} == {"/notes/coffee.md"}
+
+
+def test_saved_postings_are_reloaded_and_brought_up_to_date(
+    store: tuple[Catalog, Ingestor], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog, ingestor = store
+    monkeypatch.setattr(postings, "SAVE_AFTER_ROWS", 1)
+    path = tmp_path / "postings.npz"
+    first = MemoryKeywordIndex(catalog, path)
+    first.sync()
+    assert path.exists()
+    saved = path.stat().st_mtime_ns
+    before = set(catalog.chunk_id_list())
+    bamboo = document("/notes/bamboo.md", "竹", [(("竹子",), "Bamboo grows fast; 竹子长得快。")])
+    ingestor.ingest_documents([bamboo])
+
+    reloaded = MemoryKeywordIndex(catalog, path)
+    tokenized: list[int] = []
+    add = reloaded._add
+    monkeypatch.setattr(reloaded, "_add", lambda rows: (tokenized.extend(r[0] for r in rows), add(rows)))
+    reloaded.sync()
+    # Only the new document's chunks were tokenized: the rest came from the file.
+    assert tokenized and sorted(tokenized) == sorted(set(catalog.chunk_id_list()) - before)
+    assert path.stat().st_mtime_ns >= saved
+    for query in [*QUERIES, "bamboo grows"]:
+        assert_same_ranking(reloaded, catalog, query)
+    coffee = catalog.document_by_path("/notes/coffee.md")
+    assert coffee is not None
+    catalog.delete_document(coffee.id)
+    reloaded.sync()
+    for query in [*QUERIES, "bamboo grows", "coffee"]:
+        assert_same_ranking(reloaded, catalog, query)
+
+
+def test_an_unreadable_postings_file_is_rebuilt(store: tuple[Catalog, Ingestor], tmp_path: Path) -> None:
+    catalog, _ = store
+    path = tmp_path / "postings.npz"
+    path.write_bytes(b"not a numpy file")
+    index = MemoryKeywordIndex(catalog, path)
+    index.sync()
+    for query in QUERIES:
+        assert_same_ranking(index, catalog, query)

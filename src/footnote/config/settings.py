@@ -101,6 +101,10 @@ class Settings(BaseSettings):
         return self.home / "catalog.sqlite3"
 
     @property
+    def keyword_postings_path(self) -> Path:
+        return self.home / "keyword-postings.npz"
+
+    @property
     def vector_path(self) -> Path:
         return self.home / "vectors"
 

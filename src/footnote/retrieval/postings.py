@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import re
 import sqlite3
 import threading
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +41,8 @@ _COLUMNS = ("text", "heading", "title", GRAMS_COLUMN)
 _BATCH = 2000
 _REBUILD_DEAD_FRACTION = 0.25
 _MAX_SEGMENTS = 8
+POSTINGS_FORMAT = 1
+SAVE_AFTER_ROWS = 1000  # rows added or removed since the last save that make another one worth it
 # unicode61 keeps letters, numbers, private-use characters and every character beyond the
 # Basic Multilingual Plane (emoji included) together, and splits at everything else.
 _WORD = re.compile("(?:[^\\W_]|[\ue000-\uf8ff\U00010000-\U0010ffff])+")
@@ -94,8 +98,12 @@ class Fts5Tokenizer:
 class MemoryKeywordIndex:
     """The catalog's keyword index as in-memory postings, scored like FTS5's bm25()."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, path: Path | None = None) -> None:
+        """With `path`, the postings are saved there after each catch-up that changed many
+        rows and loaded from there on the first one, so a restart re-reads only the difference."""
         self.catalog = catalog
+        self.path = path
+        self._unsaved = 0
         self._tokenizer = Fts5Tokenizer()
         self._weights = dict(zip(_COLUMNS, BM25_COLUMN_WEIGHTS, strict=True))
         self._lock = threading.Lock()  # held while the postings change
@@ -138,6 +146,8 @@ class MemoryKeywordIndex:
             generation = self.catalog.generation()
             if generation == self._generation:
                 return
+            if self._generation is None and self.path is not None and self.path.exists():
+                self._load(self.path)
             current = self.catalog.chunk_id_list()
             present = set(current)
             gone = [slot for chunk_id, slot in self._slot_of.items() if chunk_id not in present]
@@ -149,6 +159,7 @@ class MemoryKeywordIndex:
                 self._alive[gone] = False
                 self._dead += len(gone)
             added = [chunk_id for chunk_id in current if chunk_id not in self._slot_of]
+            self._unsaved += len(added) + len(gone)
             for start in range(0, len(added), _BATCH):
                 self._add(self.catalog.keyword_rows(added[start : start + _BATCH]))
             for key, segments in self._postings.items():
@@ -157,6 +168,55 @@ class MemoryKeywordIndex:
             self._rows = int(self._alive.sum())
             self._average_length = float(self._lengths[self._alive].sum()) / max(self._rows, 1)
             self._generation = generation
+            if self.path is not None and self._unsaved >= SAVE_AFTER_ROWS:
+                self._save(self.path)
+
+    # --- on disk ---------------------------------------------------------------------------
+
+    def _save(self, path: Path) -> None:
+        """Write the postings (atomically: a crash leaves the old file or none)."""
+        terms = list(self._postings)
+        merged = [
+            self._postings[t][0] if len(self._postings[t]) == 1 else _merged(self._postings[t]) for t in terms
+        ]
+        sizes = np.fromiter((len(slots) for slots, _ in merged), np.int64, len(merged))
+        partial = path.with_name(path.name + ".partial")
+        with partial.open("wb") as out:
+            np.savez(
+                out,
+                version=np.array([POSTINGS_FORMAT]),
+                terms=np.frombuffer("\n".join(terms).encode("utf-8"), np.uint8),
+                sizes=sizes,
+                slots=np.concatenate([s for s, _ in merged]) if merged else np.empty(0, np.int32),
+                frequencies=np.concatenate([f for _, f in merged]) if merged else np.empty(0, np.float32),
+                ids=self._ids,
+                lengths=self._lengths,
+                alive=self._alive,
+            )
+        os.replace(partial, path)
+        self._unsaved = 0
+
+    def _load(self, path: Path) -> None:
+        """Start from saved postings; an unreadable file is ignored (the postings are rebuilt)."""
+        try:
+            with np.load(path) as saved:
+                if int(saved["version"][0]) != POSTINGS_FORMAT:
+                    return
+                terms = bytes(saved["terms"]).decode("utf-8").split("\n") if len(saved["terms"]) else []
+                bounds = np.cumsum(saved["sizes"])[:-1]
+                slots = np.split(saved["slots"].astype(np.int32), bounds)
+                frequencies = np.split(saved["frequencies"].astype(np.float32), bounds)
+                ids, lengths, alive = saved["ids"], saved["lengths"], saved["alive"].astype(np.bool_)
+        except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:
+            log.warning("saved keyword postings %s unreadable (%s); rebuilding them", path, exc)
+            return
+        if len(terms) != len(slots) or not len(ids) == len(lengths) == len(alive):
+            return
+        self._reset()
+        self._postings = {term: [(s, f)] for term, s, f in zip(terms, slots, frequencies, strict=True)}
+        self._ids, self._lengths, self._alive = ids.astype(np.int64), lengths.astype(np.float64), alive
+        self._slot_of = {int(chunk_id): slot for slot, chunk_id in enumerate(ids.tolist()) if alive[slot]}
+        self._dead = int(len(alive) - alive.sum())
 
     def _add(self, rows: Sequence[tuple[int, str, str, str, str]]) -> None:
         first = len(self._ids)
@@ -229,7 +289,7 @@ class MemoryKeywordIndex:
             segments = self._postings.get(key)
             if not segments:
                 continue
-            slots, frequencies = _merged(segments) if len(segments) > 1 else segments[0]
+            slots, frequencies = _merged(segments)
             if self._dead:
                 live = self._alive[slots]
                 slots, frequencies = slots[live], frequencies[live]
@@ -258,4 +318,6 @@ def _key(grams: bool, term: str) -> str:
 
 
 def _merged(segments: list[tuple[Slots, Frequencies]]) -> tuple[Slots, Frequencies]:
+    if len(segments) == 1:
+        return segments[0]
     return np.concatenate([s for s, _ in segments]), np.concatenate([w for _, w in segments])
