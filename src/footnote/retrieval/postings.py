@@ -109,6 +109,7 @@ class MemoryKeywordIndex:
         self._lock = threading.Lock()  # held while the postings change
         self._state_lock = threading.Lock()
         self._worker: threading.Thread | None = None
+        self._syncing = False
         self._generation: int | None = None
         self._reset()
 
@@ -146,30 +147,37 @@ class MemoryKeywordIndex:
             generation = self.catalog.generation()
             if generation == self._generation:
                 return
-            if self._generation is None and self.path is not None and self.path.exists():
-                self._load(self.path)
-            current = self.catalog.chunk_id_list()
-            present = set(current)
-            gone = [slot for chunk_id, slot in self._slot_of.items() if chunk_id not in present]
-            if self._dead + len(gone) > _REBUILD_DEAD_FRACTION * max(len(self._ids), 1):
-                self._reset()
-            else:
-                for slot in gone:
-                    del self._slot_of[int(self._ids[slot])]
-                self._alive[gone] = False
-                self._dead += len(gone)
-            added = [chunk_id for chunk_id in current if chunk_id not in self._slot_of]
-            self._unsaved += len(added) + len(gone)
-            for start in range(0, len(added), _BATCH):
-                self._add(self.catalog.keyword_rows(added[start : start + _BATCH]))
-            for key, segments in self._postings.items():
-                if len(segments) > 1:
-                    self._postings[key] = [_merged(segments)]
-            self._rows = int(self._alive.sum())
-            self._average_length = float(self._lengths[self._alive].sum()) / max(self._rows, 1)
-            self._generation = generation
-            if self.path is not None and self._unsaved >= SAVE_AFTER_ROWS:
-                self._save(self.path)
+            self._syncing = True
+            try:
+                self._sync(generation)
+            finally:
+                self._syncing = False
+
+    def _sync(self, generation: int) -> None:
+        if self._generation is None and self.path is not None and self.path.exists():
+            self._load(self.path)
+        current = self.catalog.chunk_id_list()
+        present = set(current)
+        gone = [slot for chunk_id, slot in self._slot_of.items() if chunk_id not in present]
+        if self._dead + len(gone) > _REBUILD_DEAD_FRACTION * max(len(self._ids), 1):
+            self._reset()
+        else:
+            for slot in gone:
+                del self._slot_of[int(self._ids[slot])]
+            self._alive[gone] = False
+            self._dead += len(gone)
+        added = [chunk_id for chunk_id in current if chunk_id not in self._slot_of]
+        self._unsaved += len(added) + len(gone)
+        for start in range(0, len(added), _BATCH):
+            self._add(self.catalog.keyword_rows(added[start : start + _BATCH]))
+        for key, segments in self._postings.items():
+            if len(segments) > 1:
+                self._postings[key] = [_merged(segments)]
+        self._rows = int(self._alive.sum())
+        self._average_length = float(self._lengths[self._alive].sum()) / max(self._rows, 1)
+        self._generation = generation
+        if self.path is not None and self._unsaved >= SAVE_AFTER_ROWS:
+            self._save(self.path)
 
     # --- on disk ---------------------------------------------------------------------------
 
@@ -272,8 +280,9 @@ class MemoryKeywordIndex:
                 return None
             if terms:
                 lookups.append(_key(column == GRAMS_COLUMN, terms[0]))
-        if not self._lock.acquire(blocking=False):
-            return None  # catching up
+        # While the postings catch up (or if a catch-up just began), FTS5 answers.
+        if self._syncing or not self._lock.acquire(timeout=0.05):
+            return None
         try:
             return self._search(lookups, limit)
         finally:
