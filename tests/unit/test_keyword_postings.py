@@ -85,6 +85,13 @@ def assert_same_ranking(index: MemoryKeywordIndex, catalog: Catalog, query: str)
         assert math.isclose(ours, theirs, rel_tol=1e-9), query
 
 
+def delete_and_catch_up(index: MemoryKeywordIndex, catalog: Catalog, path: str) -> None:
+    record = catalog.document_by_path(path)
+    assert record is not None
+    catalog.delete_document(record.id)
+    index.sync()
+
+
 def test_scores_and_order_equal_fts5_bm25(store: tuple[Catalog, Ingestor]) -> None:
     catalog, _ = store
     index = MemoryKeywordIndex(catalog)
@@ -112,10 +119,7 @@ def test_changes_are_followed_after_a_catch_up(store: tuple[Catalog, Ingestor]) 
     for query in [*QUERIES, "espresso pressure"]:
         assert_same_ranking(index, catalog, query)
 
-    lighthouses = catalog.document_by_path("/notes/lighthouses.md")
-    assert lighthouses is not None
-    catalog.delete_document(lighthouses.id)
-    index.sync()
+    delete_and_catch_up(index, catalog, "/notes/lighthouses.md")
     assert index.search(keyword_phrases("Fresnel lens"), 10) == []
     for query in QUERIES:
         assert_same_ranking(index, catalog, query)
@@ -201,10 +205,7 @@ def test_saved_postings_are_reloaded_and_brought_up_to_date(
     assert path.stat().st_mtime_ns >= saved
     for query in [*QUERIES, "bamboo grows"]:
         assert_same_ranking(reloaded, catalog, query)
-    coffee = catalog.document_by_path("/notes/coffee.md")
-    assert coffee is not None
-    catalog.delete_document(coffee.id)
-    reloaded.sync()
+    delete_and_catch_up(reloaded, catalog, "/notes/coffee.md")
     for query in [*QUERIES, "bamboo grows", "coffee"]:
         assert_same_ranking(reloaded, catalog, query)
 
