@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from footnote import tracing
@@ -37,8 +37,8 @@ class RetrievalParams:
 
 
 @functools.cache
-def _embedding_pool() -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="footnote-query-embedding")
+def _keyword_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="footnote-keyword-search")
 
 
 class HybridRetriever:
@@ -63,40 +63,42 @@ class HybridRetriever:
             raise QueryError("the query is empty; type a question or some keywords")
         query = query[:MAX_QUERY_CHARS]
         filters = params.filters if params.filters is not None and params.filters.active else None
-        # The query is embedded on another thread while the keyword list is found.
-        embedding = _embedding_pool().submit(self.embedder.embed, query) if params.mode != "keyword" else None
         rerank = params.rerank_candidates if self.reranker is not None else 0
         depth = max(params.limit, rerank)
+        wants_keyword, wants_dense = params.mode in ("hybrid", "keyword"), params.mode in ("hybrid", "dense")
+        before = self.catalog.generation()
+        # The keyword list is found on another thread while this one embeds the query.
+        keyword_job = (
+            _keyword_pool().submit(self._keyword, query, params.keyword_candidates, filters)
+            if wants_keyword and wants_dense
+            else None
+        )
+        query_vector = self.embedder.embed(query) if wants_dense else None
+        if keyword_job is not None:
+            keyword = keyword_job.result()
+        else:
+            keyword = self._keyword(query, params.keyword_candidates, filters) if wants_keyword else []
         for _ in range(CONSISTENT_READ_ATTEMPTS):
+            dense = (
+                self._dense(query_vector, params.dense_candidates, filters)
+                if query_vector is not None
+                else []
+            )
+            rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
+            weights = [params.keyword_weight, params.dense_weight]
+            fused = reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)[:depth]
+            hits = self._hits(fused, keyword, dense)
             # The catalog commits a changed file's new chunks while the vector index still holds
             # the old ones; a search that overlapped a commit may mix versions, so it runs again.
-            before = self.catalog.generation()
-            hits = self._fused(query, embedding, params, filters, depth)
-            if self.catalog.generation() == before:
+            after = self.catalog.generation()
+            if after == before:
                 break
+            before = after
+            keyword = self._keyword(query, params.keyword_candidates, filters) if wants_keyword else []
         if self.reranker is not None and rerank > 0:
             with tracing.span("rerank", candidates=rerank):
                 hits = self.reranker.rerank(query, hits, rerank)
         return hits[: params.limit]
-
-    def _fused(
-        self,
-        query: str,
-        embedding: Future[Vector] | None,
-        params: RetrievalParams,
-        filters: SearchFilter | None,
-        depth: int,
-    ) -> list[SearchHit]:
-        keyword: list[tuple[int, float]] = []
-        dense: list[tuple[int, float]] = []
-        if params.mode in ("hybrid", "keyword"):
-            keyword = self._keyword(query, params.keyword_candidates, filters)
-        if embedding is not None:
-            dense = self._dense(embedding.result(), params.dense_candidates, filters)
-        rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
-        weights = [params.keyword_weight, params.dense_weight]
-        fused = reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)[:depth]
-        return self._hits(fused, keyword, dense)
 
     def _keyword(self, query: str, limit: int, filters: SearchFilter | None) -> list[tuple[int, float]]:
         if self.keyword_index is not None and filters is None:
