@@ -16,6 +16,7 @@ with exactly the chunks and vectors an uninterrupted run would have made.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import os
 import queue
@@ -328,7 +329,8 @@ class Ingestor:
         """
         budget = self.max_tokens
         window = self.embedder.max_tokens
-        count = self.embedder.count_tokens
+        # A second pass counts the same sentences again: each distinct text is counted once.
+        count = functools.lru_cache(maxsize=None)(self.embedder.count_tokens)
         while True:
             chunks = chunk_document(document, count, budget, min(self.overlap, budget // 2))
             overflow = max((count(c.embedding_text(document.title)) - window for c in chunks), default=0)
