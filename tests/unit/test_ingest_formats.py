@@ -211,7 +211,7 @@ def test_chunks_with_their_title_and_headings_fit_the_embedders_window(tmp_path:
 
 
 def test_chunks_fill_the_window_and_split_evenly(tmp_path: Path) -> None:
-    """A text file that fits the window whole is one chunk; a longer one splits into even pieces."""
+    """Without overlap, a text file that fits the window whole is one chunk; a longer one splits evenly."""
     embedder = HashingEmbedder()
     embedder.max_tokens = 64
     sentence = "Rivers carry silt to the sea."  # 7 words and a full stop: 11 tokens by estimate
@@ -219,7 +219,7 @@ def test_chunks_fill_the_window_and_split_evenly(tmp_path: Path) -> None:
     folder.mkdir()
     (folder / "short.txt").write_text(f"Short title\n\n{' '.join([sentence] * 4)}\n", encoding="utf-8")
     (folder / "long.txt").write_text(f"Long title\n\n{' '.join([sentence] * 9)}\n", encoding="utf-8")
-    app = create_app(Settings(home=tmp_path / "home"), embedder=embedder)
+    app = create_app(Settings(home=tmp_path / "home", chunk_tokens=256, chunk_overlap=0), embedder=embedder)
     app.ingest([folder])
     records = list(app.catalog.chunks(list(app.catalog.chunk_ids())).values())
     short = [r for r in records if r.path.endswith("short.txt")]

@@ -100,14 +100,14 @@ class _Chunker:
     def split(self, start: int, end: int, first_budget: int) -> list[_Span]:
         """Split `start:end` into pieces within budget, each overlapping the end of the one before.
 
-        Pieces are balanced: of the splits into the fewest pieces, the one with the smallest
-        largest piece is taken, so a block just over the budget becomes two halves rather than
-        a full chunk and a scrap.
+        Without overlap, pieces are balanced: of the splits into the fewest pieces, the one with
+        the smallest largest piece is taken, so a block just over the budget becomes two halves
+        rather than a full chunk and a scrap.
         """
         atoms = list(self._atoms(start, end))
         pieces = self._greedy(atoms, first_budget, self.budget)
-        if len(pieces) < 2:
-            return pieces
+        if len(pieces) < 2 or self.overlap_tokens:
+            return pieces  # overlapping pieces already carry context into a short last piece
         total = sum(atom.tokens for atom in atoms)
         low, high = max(1, -(-total // len(pieces))), self.budget
         while low < high:  # the smallest budget that still needs no more pieces
