@@ -50,7 +50,10 @@ class Application:
 
             location = resolve_embedder(self.settings.embedder)
             self._embedder = SentenceTransformerEmbedder(
-                location, display_name=self.settings.embedder, batch_size=self.settings.embed_batch_size
+                location,
+                display_name=self.settings.embedder,
+                batch_size=self.settings.embed_batch_size,
+                quantize=self.settings.embed_int8,
             )
         return self._embedder
 

@@ -171,6 +171,27 @@ def test_heading_joins_the_first_piece_of_a_large_block() -> None:
     assert_well_formed(document, chunks, 40)
 
 
+def test_short_paragraph_joins_the_first_piece_of_a_large_block() -> None:
+    # A text file's title line is a paragraph of its own: it starts the first chunk, not a scrap chunk.
+    document = document_of(
+        ("paragraph", "A title line", (), None),
+        ("paragraph", numbered_sentences(10), (), None),
+    )
+    chunks = chunk_document(document, words, max_tokens=40, overlap_tokens=0)
+    assert chunks[0].text.startswith("A title line\n\ns0w0")
+    assert_well_formed(document, chunks, 40)
+    assert " ".join(chunk.text for chunk in chunks).split() == document.text.split()
+
+
+def test_split_pieces_are_balanced_not_full_then_scrap() -> None:
+    document = document_of(("paragraph", numbered_sentences(12), (), None))  # 108 words
+    chunks = chunk_document(document, words, max_tokens=100, overlap_tokens=0)
+    assert [chunk.token_count for chunk in chunks] == [54, 54]
+    chunks = chunk_document(document, words, max_tokens=40, overlap_tokens=0)
+    assert [chunk.token_count for chunk in chunks] == [36, 36, 36]
+    assert_well_formed(document, chunks, 40)
+
+
 def test_tokenizer_with_special_tokens_stays_within_limit() -> None:
     def with_specials(text: str) -> int:
         return len(text.split()) + 2  # like [CLS] ... [SEP]

@@ -208,3 +208,23 @@ def test_chunks_with_their_title_and_headings_fit_the_embedders_window(tmp_path:
     records = app.catalog.chunks(list(app.catalog.chunk_ids())).values()
     assert len(records) > 5
     assert all(embedder.count_tokens(r.embedding_text()) <= embedder.max_tokens for r in records)
+
+
+def test_chunks_fill_the_window_and_split_evenly(tmp_path: Path) -> None:
+    """Without overlap, a text file that fits the window whole is one chunk; a longer one splits evenly."""
+    embedder = HashingEmbedder()
+    embedder.max_tokens = 64
+    sentence = "Rivers carry silt to the sea."  # 7 words and a full stop: 11 tokens by estimate
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "short.txt").write_text(f"Short title\n\n{' '.join([sentence] * 4)}\n", encoding="utf-8")
+    (folder / "long.txt").write_text(f"Long title\n\n{' '.join([sentence] * 9)}\n", encoding="utf-8")
+    app = create_app(Settings(home=tmp_path / "home", chunk_tokens=256, chunk_overlap=0), embedder=embedder)
+    app.ingest([folder])
+    records = list(app.catalog.chunks(list(app.catalog.chunk_ids())).values())
+    short = [r for r in records if r.path.endswith("short.txt")]
+    assert len(short) == 1 and short[0].text.startswith("Short title\n\nRivers")
+    long = sorted((r for r in records if r.path.endswith("long.txt")), key=lambda r: r.start)
+    assert len(long) == 2 and long[0].text.startswith("Long title\n\nRivers")
+    sizes = [embedder.count_tokens(r.embedding_text()) for r in long]
+    assert max(sizes) <= embedder.max_tokens and abs(sizes[0] - sizes[1]) <= 15, sizes

@@ -47,6 +47,7 @@ class _Chunker:
         # Overlap beyond half a chunk would make pieces advance too slowly to be useful.
         self.overlap_tokens = min(overlap_tokens, self.budget // 2)
         self.limit = max_tokens
+        self._word_costs: dict[int, int] = {}
 
     def cost(self, text: str) -> int:
         return max(self.count(text) - self.base, 0)
@@ -81,8 +82,9 @@ class _Chunker:
         return _Span(current.start, block.end, current.tokens + separator + tokens, heading_only)
 
     def _split_after(self, current: _Span | None, block: Block) -> list[_Span]:
-        """Pieces of an oversized block; headings just before it go into its first piece if they fit."""
-        if current is None or not current.heading_only:
+        """Pieces of an oversized block; what comes just before it (headings, a short paragraph such
+        as a title line) goes into its first piece if it fits, rather than making a chunk of its own."""
+        if current is None:
             return self.split(block.start, block.end, self.budget)
         separator = self.cost(self.text[current.end : block.start])
         room = self.budget - current.tokens - separator
@@ -96,15 +98,37 @@ class _Chunker:
         return pieces
 
     def split(self, start: int, end: int, first_budget: int) -> list[_Span]:
-        """Split `start:end` into pieces within budget, each overlapping the end of the one before."""
+        """Split `start:end` into pieces within budget, each overlapping the end of the one before.
+
+        Without overlap, pieces are balanced: of the splits into the fewest pieces, the one with
+        the smallest largest piece is taken, so a block just over the budget becomes two halves
+        rather than a full chunk and a scrap.
+        """
+        atoms = list(self._atoms(start, end))
+        pieces = self._greedy(atoms, first_budget, self.budget)
+        if len(pieces) < 2 or self.overlap_tokens:
+            return pieces  # overlapping pieces already carry context into a short last piece
+        total = sum(atom.tokens for atom in atoms)
+        low, high = max(1, -(-total // len(pieces))), self.budget
+        while low < high:  # the smallest budget that still needs no more pieces
+            middle = (low + high) // 2
+            if len(self._greedy(atoms, min(first_budget, middle), middle)) <= len(pieces):
+                high = middle
+            else:
+                low = middle + 1
+        if high < self.budget:
+            pieces = self._greedy(atoms, min(first_budget, high), high)
+        return pieces
+
+    def _greedy(self, atoms: list[_Span], first_budget: int, budget: int) -> list[_Span]:
         pieces: list[_Span] = []
         current: _Span | None = None
-        budget = first_budget
-        for atom in self._atoms(start, end):
-            if current and current.tokens + atom.tokens > budget:
+        limit = first_budget
+        for atom in atoms:
+            if current and current.tokens + atom.tokens > limit:
                 pieces.append(current)
-                budget = self.budget
-                current = self._overlap(current, room=budget - atom.tokens)
+                limit = budget
+                current = self._overlap(current, room=limit - atom.tokens)
             current = _Span(current.start, atom.end, current.tokens + atom.tokens) if current else atom
         if current:
             pieces.append(current)
@@ -128,13 +152,20 @@ class _Chunker:
         tokens = 0
         # words[0] is never taken, so every piece starts later than the one before it.
         for word in reversed(words[1:]):
-            word_tokens = self.cost(word.group())
+            word_tokens = self._word_cost(word)
             if tokens + word_tokens > limit:
                 break
             start, tokens = word.start(), tokens + word_tokens
         if start is None:
             return None
         return _Span(start, previous.end, tokens)
+
+    def _word_cost(self, word: re.Match[str]) -> int:
+        # Balancing tries several budgets over the same words: each is counted once.
+        cost = self._word_costs.get(word.start())
+        if cost is None:
+            cost = self._word_costs[word.start()] = self.cost(word.group())
+        return cost
 
     def fit(self, span: _Span) -> Iterator[_Span]:
         """`span` with its exact token count, halved at a word boundary while it is over the limit."""

@@ -16,6 +16,7 @@ with exactly the chunks and vectors an uninterrupted run would have made.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import os
 import queue
@@ -36,8 +37,6 @@ from footnote.store.vectors import Metadata, VectorIndex
 
 Status = Literal["new", "changed", "unchanged", "failed", "skipped", "removed"]
 STATUSES: tuple[Status, ...] = ("new", "changed", "unchanged", "failed", "skipped", "removed")
-# Room left in the embedder's window for the title and heading path put before each chunk.
-CONTEXT_PREFIX_TOKENS = 32
 # The smallest chunk budget left when a long title or heading path crowds the window.
 _MIN_CHUNK_TOKENS = 16
 # Parsed chunks stored (and embedded) together: large enough for length-sorted batches to pad little.
@@ -189,7 +188,7 @@ class Ingestor:
         self.catalog = catalog
         self.vectors = vectors
         self.embedder = embedder
-        self.max_tokens = max(16, min(chunk_tokens, embedder.max_tokens - CONTEXT_PREFIX_TOKENS))
+        self.max_tokens = max(_MIN_CHUNK_TOKENS, min(chunk_tokens, embedder.max_tokens))
         self.overlap = min(chunk_overlap, self.max_tokens // 2)
         self.batch_size = batch_size
         self.include = tuple(include)
@@ -323,13 +322,15 @@ class Ingestor:
     def chunk(self, document: Document) -> list[Chunk]:
         """Chunks whose embedding text (title and heading path included) fits the embedder's window.
 
-        A long title or heading path can take more than the room kept for it; such a
-        document is chunked again with a budget smaller by the largest overflow, so that
-        the embedder never silently truncates a chunk.
+        Chunks first fill the whole window; when the title or heading path put before a chunk
+        makes its embedding text overflow, the document is chunked again with a budget smaller
+        by the largest overflow, so that the embedder never silently truncates a chunk and a
+        document that fits the window whole stays one chunk.
         """
         budget = self.max_tokens
         window = self.embedder.max_tokens
-        count = self.embedder.count_tokens
+        # A second pass counts the same sentences again: each distinct text is counted once.
+        count = functools.lru_cache(maxsize=None)(self.embedder.count_tokens)
         while True:
             chunks = chunk_document(document, count, budget, min(self.overlap, budget // 2))
             overflow = max((count(c.embedding_text(document.title)) - window for c in chunks), default=0)
