@@ -17,7 +17,7 @@ from footnote.config import Settings
 from footnote.errors import NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
-from footnote.models.registry import resolve_embedder, resolve_llm
+from footnote.models.registry import resolve_embedder
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.rerank import Reranker, open_reranker
@@ -71,9 +71,10 @@ class Application:
 
     def _embedded_generator(self) -> Generator:
         from footnote.models.llama import LlamaCppGenerator
+        from footnote.perplexity.models import local_gguf
 
         return LlamaCppGenerator(
-            resolve_llm(self.settings.llm),
+            local_gguf(self.settings.llm, self.settings),
             display_name=self.settings.llm,
             context_length=self.settings.context_tokens,
             threads=self.settings.threads,

@@ -22,7 +22,8 @@ def is_remote(spec: str) -> bool:
     return spec.startswith(("http://", "https://"))
 
 
-def _local_gguf(spec: str, settings: Settings) -> Path:
+def local_gguf(spec: str, settings: Settings) -> Path:
+    """The GGUF for a registered name or a path, either with `@quantization` (made once, hash-checked)."""
     name, _, quantization = spec.partition("@")
     if quantization and (name in REGISTRY or name.endswith(".gguf")):
         from footnote.perplexity.requantize import requantized
@@ -43,7 +44,7 @@ def open_scorer(
         from footnote.perplexity.backends.remote import RemoteScorer
 
         base_url, _, model = spec.partition("#")
-        vocab = load_tokenizer(_local_gguf(tokenizer or settings.llm, settings))
+        vocab = load_tokenizer(local_gguf(tokenizer or settings.llm, settings))
         key = settings.remote_api_key.get_secret_value() if settings.remote_api_key else None
         return RemoteScorer(base_url, vocab, model=model or None, api_key=key)
     if spec.startswith(TRANSFORMERS_PREFIX):
@@ -52,13 +53,13 @@ def open_scorer(
         source = spec.removeprefix(TRANSFORMERS_PREFIX)
         location: Path | str = source
         if source in REGISTRY or source.endswith(".gguf"):
-            location = _local_gguf(source, settings)
+            location = local_gguf(source, settings)
         cache = settings.model_cache / "transformers"
         return TransformersScorer(location, cache_dir=cache, threads=settings.threads, display_name=spec)
     from footnote.perplexity.backends.llamacpp import LlamaCppScorer
 
     return LlamaCppScorer(
-        _local_gguf(spec, settings),
+        local_gguf(spec, settings),
         context_length=context_length,
         threads=settings.threads,
         display_name=spec,
