@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from footnote.config import Settings
-from footnote.models.registry import REGISTRY, resolve_llm
+from footnote.models.registry import JOINED_MODELS, REGISTRY, joined_model, resolve_llm
 from footnote.perplexity.scorer import TokenScorer
 
 TRANSFORMERS_PREFIX = "transformers:"
@@ -25,11 +25,17 @@ def is_remote(spec: str) -> bool:
 def local_gguf(spec: str, settings: Settings) -> Path:
     """The GGUF for a registered name or a path, either with `@quantization` (made once, hash-checked)."""
     name, _, quantization = spec.partition("@")
-    if quantization and (name in REGISTRY or name.endswith(".gguf")):
-        from footnote.perplexity.requantize import requantized
+    if name in JOINED_MODELS:
+        source = joined_model(JOINED_MODELS[name], settings.model_cache)
+    elif quantization and (name in REGISTRY or name.endswith(".gguf")):
+        source = resolve_llm(name)
+    else:
+        return resolve_llm(spec)
+    if not quantization:
+        return source
+    from footnote.perplexity.requantize import requantized
 
-        return requantized(resolve_llm(name), quantization, settings.model_cache)
-    return resolve_llm(spec)
+    return requantized(source, quantization, settings.model_cache)
 
 
 def open_scorer(
