@@ -71,10 +71,10 @@ class Application:
 
     def _embedded_generator(self) -> Generator:
         from footnote.models.llama import LlamaCppGenerator
-        from footnote.perplexity.models import local_gguf
+        from footnote.perplexity.models import answer_model_file
 
         return LlamaCppGenerator(
-            local_gguf(self.settings.llm, self.settings),
+            answer_model_file(self.settings),
             display_name=self.settings.llm,
             context_length=self.settings.context_tokens,
             threads=self.settings.threads,

@@ -38,6 +38,16 @@ def local_gguf(spec: str, settings: Settings) -> Path:
     return requantized(source, quantization, settings.model_cache)
 
 
+def answer_model_file(settings: Settings) -> Path:
+    """The GGUF the answer model is run from: `llm`, requantized to `llm_quantization` when that is
+    set and `llm` names a registered model or a GGUF file without its own `@quantization`."""
+    spec = settings.llm
+    quantizable = spec in REGISTRY or spec in JOINED_MODELS or spec.endswith(".gguf")
+    if settings.llm_quantization and quantizable:
+        spec = f"{spec}@{settings.llm_quantization}"
+    return local_gguf(spec, settings)
+
+
 def open_scorer(
     spec: str,
     settings: Settings,
