@@ -17,7 +17,7 @@ from footnote.config import Settings
 from footnote.errors import NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
-from footnote.models.registry import resolve_embedder, resolve_llm
+from footnote.models.registry import resolve_embedder
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.postings import MemoryKeywordIndex
@@ -76,9 +76,10 @@ class Application:
 
     def _embedded_generator(self) -> Generator:
         from footnote.models.llama import LlamaCppGenerator
+        from footnote.perplexity.models import answer_model_file
 
         return LlamaCppGenerator(
-            resolve_llm(self.settings.llm),
+            answer_model_file(self.settings),
             display_name=self.settings.llm,
             context_length=self.settings.context_tokens,
             threads=self.settings.threads,

@@ -159,7 +159,19 @@ def test_claim_joining_two_source_sentences_cites_both() -> None:
     assert document[citation.start : citation.end] == citation.quote
 
 
-@pytest.mark.parametrize("text", ["Sure.", "Yes, it is!", "Here is the answer:", NO_ANSWER, "[1]"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sure.",
+        "Yes, it is!",
+        "Here is the answer:",
+        NO_ANSWER,
+        "[1]",
+        "Who invented the Fresnel lens [1]?",
+        "The document contains the following information: [2]",
+        "菲涅耳透镜是谁发明的？",
+    ],
+)
 def test_sentences_without_claims_are_neither_cited_nor_flagged(sources: Sources, text: str) -> None:
     result = CitationChecker(sources[0]).check(text)
     assert not result.is_claim and not result.flagged

@@ -235,3 +235,20 @@ def test_every_chunk_keeps_its_vector_after_a_file_changes(app: Application, cor
     assert app.vectors.count() == app.catalog.count_chunks()
     dense = app.search("Neap tides have the smallest range", mode="dense")
     assert any("Neap tides" in hit.text for hit in dense)
+
+
+def test_a_model_repeating_itself_is_cut_off_at_the_first_repeat(settings: Settings, corpus: Path) -> None:
+    loop = "The sources say:\n\n" + "\n\n".join(f"[{n}] {COPIED}" for n in range(1, 30))
+    generator = ScriptedGenerator([loop])
+    app = create_app(settings, embedder=HashingEmbedder(), generator=generator)
+    try:
+        app.ingest([corpus])
+        events = list(app.ask_stream(QUESTION))
+    finally:
+        app.close()
+    answer = answer_of(events)
+    assert [s.text for s in answer.sentences] == ["The sources say:", COPIED]
+    assert not answer.sentences[0].is_claim and not answer.sentences[0].flagged
+    assert answer.sentences[1].supported
+    streamed = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    assert len(streamed) < len(loop) // 5  # generation stopped, not run to the end

@@ -173,3 +173,15 @@ def test_assembler_streams_long_answers() -> None:
     assert len(out) == 2000
     # All but the last sentence come out while streaming, not at finish.
     assert sum(len(batch) for batch in per_feed) == 1999
+
+
+def test_numbered_list_items_are_not_cut_after_their_number() -> None:
+    text = "1. Andy Murray won the final.\n2. Novak Djokovic lost it.\nThe answer is 1. Then came more."
+    assert sentences(text) == [
+        "1. Andy Murray won the final.",
+        "2. Novak Djokovic lost it.",
+        "The answer is 1.",
+        "Then came more.",
+    ]
+    tokens = re.findall(r"\s*\S+|\s+", text)
+    assert stream(text, tokens)[0] == sentences(text)

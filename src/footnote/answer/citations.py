@@ -7,8 +7,9 @@ missing one is added, and a sentence no source supports is flagged.
 Rules for what counts as a claim:
 - A sentence with at least one content word is a claim (`is_claim=True`); it is either
   supported with citations or unsupported (`supported=False`, `flagged=True`), however short.
-- A sentence with no content word ("Sure.", "Yes, it is."), or the prescribed no-answer
-  sentence, is not a claim: `is_claim=False`, `supported=False`, no citations, and
+- A sentence with no content word ("Sure.", "Yes, it is."), a question ("Who bought it?"),
+  a lead-in ending in a colon ("The sources say:"), or the prescribed no-answer sentence,
+  is not a claim: `is_claim=False`, `supported=False`, no citations, and
   `flagged=False`. Consumers flag with `flagged`, not with `not supported`.
 """
 
@@ -45,6 +46,8 @@ LEXICAL_WEIGHT = 0.5
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<number>\d+(?:[.,]\d+)*)|(?P<word>(?:(?![{_CJK}])[^\W\d_])+)")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+# A question asks and a lead-in ("The sources say:") announces; neither claims anything itself.
+_NOT_CLAIM_ENDINGS = ("?", ":", "\uff1f", "\uff1a")
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]+$")
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "edly", "ed", "es", "ly", "s")
 _SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
@@ -169,7 +172,7 @@ class CitationChecker:
         """Check one sentence (markers included) and cite the spans that support it."""
         text, markers = strip_markers(sentence)
         claim = content_terms(text)
-        if not claim or is_no_answer(text):
+        if not claim or is_no_answer(text) or text.endswith(_NOT_CLAIM_ENDINGS):
             return AnswerSentence(text, [], False, markers, corrected=bool(markers), is_claim=False)
         best = self._best_per_source(text, claim)
         numbers = [n for n in markers if 1 <= n <= len(best) and self._supports(best[n - 1])]

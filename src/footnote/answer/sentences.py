@@ -23,6 +23,7 @@ _TERMINATORS = ".!?\u3002\uff01\uff1f"
 _CJK_TERMINATORS = "\u3002\uff01\uff1f"
 _CLOSERS = "\"')*\u201d\u2019\u300d\u300f\uff09"
 _LINE_ITEM = re.compile(r"[ \t]*(?:(?:[-*+\u2022>]|\d{1,3}[.)]|#{1,6})[ \t]|\|)")
+_LIST_NUMBER = re.compile(r"[ \t]*\d{1,3}")
 _DOTTED = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
 _WORD_OPENERS = "([{\"'\u201c\u2018"
 
@@ -189,6 +190,8 @@ def _decide_terminator(text: str, index: int, final: bool) -> Decision:
         return -1, run_end
     if set(run) == {"."} and _ends_abbreviation(text, index, following):
         return -1, run_end
+    if run == "." and _LIST_NUMBER.fullmatch(text, text.rfind("\n", 0, index) + 1, index):
+        return -1, run_end  # "1. Andy Murray won": the number of a list item, not a sentence
     return end, end
 
 

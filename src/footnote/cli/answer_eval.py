@@ -84,6 +84,8 @@ def run_answer_evaluation(
                     results.append(evaluate_run(engine, records, run, passages, advance))
             settings = {
                 "llm": app.settings.llm,
+                "llm_quantization": app.settings.llm_quantization,
+                "threads": app.settings.threads,
                 "embedder": app.settings.embedder,
                 "passages": passages,
                 "abstain_below": engine.abstain_below,

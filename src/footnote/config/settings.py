@@ -43,6 +43,10 @@ class Settings(BaseSettings):
 
     home: Path = Field(default_factory=default_home, description="data directory")
     llm: str = Field("smollm2-135m", description="registered LLM name or a path to a GGUF file")
+    llm_quantization: Literal["", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "f16", "f32"] = Field(
+        "q8_0",
+        description="format the answer model is requantized to once (cached, hash-checked); '' keeps it",
+    )
     embedder: str = Field(
         "minilm-l6", description="registered embedder name, a sentence-transformers path, or a model id"
     )

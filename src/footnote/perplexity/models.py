@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from footnote.config import Settings
-from footnote.models.registry import REGISTRY, resolve_llm
+from footnote.models.registry import JOINED_MODELS, REGISTRY, joined_model, resolve_llm
 from footnote.perplexity.scorer import TokenScorer
 
 TRANSFORMERS_PREFIX = "transformers:"
@@ -22,13 +22,30 @@ def is_remote(spec: str) -> bool:
     return spec.startswith(("http://", "https://"))
 
 
-def _local_gguf(spec: str, settings: Settings) -> Path:
+def local_gguf(spec: str, settings: Settings) -> Path:
+    """The GGUF for a registered name or a path, either with `@quantization` (made once, hash-checked)."""
     name, _, quantization = spec.partition("@")
-    if quantization and (name in REGISTRY or name.endswith(".gguf")):
-        from footnote.perplexity.requantize import requantized
+    if name in JOINED_MODELS:
+        source = joined_model(JOINED_MODELS[name], settings.model_cache)
+    elif quantization and (name in REGISTRY or name.endswith(".gguf")):
+        source = resolve_llm(name)
+    else:
+        return resolve_llm(spec)
+    if not quantization:
+        return source
+    from footnote.perplexity.requantize import requantized
 
-        return requantized(resolve_llm(name), quantization, settings.model_cache)
-    return resolve_llm(spec)
+    return requantized(source, quantization, settings.model_cache)
+
+
+def answer_model_file(settings: Settings) -> Path:
+    """The GGUF the answer model is run from: `llm`, requantized to `llm_quantization` when that is
+    set and `llm` names a registered model or a GGUF file without its own `@quantization`."""
+    spec = settings.llm
+    quantizable = spec in REGISTRY or spec in JOINED_MODELS or spec.endswith(".gguf")
+    if settings.llm_quantization and quantizable:
+        spec = f"{spec}@{settings.llm_quantization}"
+    return local_gguf(spec, settings)
 
 
 def open_scorer(
@@ -43,7 +60,7 @@ def open_scorer(
         from footnote.perplexity.backends.remote import RemoteScorer
 
         base_url, _, model = spec.partition("#")
-        vocab = load_tokenizer(_local_gguf(tokenizer or settings.llm, settings))
+        vocab = load_tokenizer(local_gguf(tokenizer or settings.llm, settings))
         key = settings.remote_api_key.get_secret_value() if settings.remote_api_key else None
         return RemoteScorer(base_url, vocab, model=model or None, api_key=key)
     if spec.startswith(TRANSFORMERS_PREFIX):
@@ -52,13 +69,13 @@ def open_scorer(
         source = spec.removeprefix(TRANSFORMERS_PREFIX)
         location: Path | str = source
         if source in REGISTRY or source.endswith(".gguf"):
-            location = _local_gguf(source, settings)
+            location = local_gguf(source, settings)
         cache = settings.model_cache / "transformers"
         return TransformersScorer(location, cache_dir=cache, threads=settings.threads, display_name=spec)
     from footnote.perplexity.backends.llamacpp import LlamaCppScorer
 
     return LlamaCppScorer(
-        _local_gguf(spec, settings),
+        local_gguf(spec, settings),
         context_length=context_length,
         threads=settings.threads,
         display_name=spec,
