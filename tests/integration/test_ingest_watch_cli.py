@@ -9,11 +9,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.watch_scenario import edit_add_and_delete
 
 # Generous: each `footnote search` is a new process that loads the embedder before it answers.
 FOLLOW_SECONDS = 120.0
@@ -36,15 +38,6 @@ def search(home: Path, query: str) -> list[dict[str, Any]]:
     assert result.returncode == 0, result.stderr
     hits: list[dict[str, Any]] = json.loads(result.stdout)
     return hits
-
-
-def eventually(condition: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + FOLLOW_SECONDS
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.5)
-    return condition()
 
 
 class Watcher:
@@ -109,19 +102,9 @@ def names_found(home: Path, query: str) -> set[str]:
 
 def test_search_follows_a_running_watch(watched: tuple[Path, Path, Watcher]) -> None:
     home, folder, watcher = watched
-    assert "shallow water" in texts_found(home, "herons shallow water")
-
-    (folder / "herons.md").write_text("# Herons\n\nHerons nest together in tall trees.\n", encoding="utf-8")
-    assert eventually(lambda: "tall trees" in texts_found(home, "herons nest tall trees"))
-    assert "shallow water" not in texts_found(home, "herons shallow water")
-
-    (folder / "sub").mkdir()
-    (folder / "sub" / "puffins.md").write_text("# Puffins\n\nPuffins dive for sand eels.\n", encoding="utf-8")
-    assert eventually(lambda: "sand eels" in texts_found(home, "puffins sand eels"))
-
-    (folder / "wrens.txt").unlink()
-    assert eventually(lambda: "wrens.txt" not in names_found(home, "wrens sing loudly"))
-    assert "sing loudly" not in texts_found(home, "wrens sing loudly")
+    edit_add_and_delete(
+        folder, lambda q: texts_found(home, q), lambda q: names_found(home, q), FOLLOW_SECONDS, 0.5
+    )
 
     assert watcher.process.poll() is None, "the watcher keeps running after applying changes"
     statuses: set[str] = set()

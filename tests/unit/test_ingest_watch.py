@@ -14,6 +14,8 @@ from footnote.config import Settings
 from footnote.ingest.pipeline import IngestReport
 from footnote.ingest.watch import follow
 from tests.fakes import HashingEmbedder
+from tests.watch_scenario import edit_add_and_delete
+from tests.watch_scenario import eventually as within
 
 WITHIN_SECONDS = 10.0
 
@@ -47,31 +49,16 @@ def texts_found(app: Application, query: str) -> str:
 
 
 def eventually(condition: Callable[[], bool]) -> bool:
-    deadline = time.monotonic() + WITHIN_SECONDS
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
+    return within(condition, WITHIN_SECONDS, 0.1)
 
 
 def test_search_follows_edits_additions_and_deletions(
     watched: tuple[Application, Path, list[IngestReport]],
 ) -> None:
     app, folder, batches = watched
-    assert "shallow water" in texts_found(app, "herons shallow water")
-
-    (folder / "herons.md").write_text("# Herons\n\nHerons nest together in tall trees.\n", encoding="utf-8")
-    assert eventually(lambda: "tall trees" in texts_found(app, "herons nest tall trees"))
-    assert "shallow" not in texts_found(app, "herons shallow water")
-
-    (folder / "sub").mkdir()
-    (folder / "sub" / "puffins.md").write_text("# Puffins\n\nPuffins dive for sand eels.\n", encoding="utf-8")
-    assert eventually(lambda: "sand eels" in texts_found(app, "puffins sand eels"))
-
-    (folder / "wrens.txt").unlink()
-    assert eventually(lambda: "wrens.txt" not in paths_found(app, "wrens sing loudly"))
-    assert "sing loudly" not in texts_found(app, "wrens sing loudly")
+    edit_add_and_delete(
+        folder, lambda q: texts_found(app, q), lambda q: paths_found(app, q), WITHIN_SECONDS, 0.1
+    )
 
     # Excluded, hidden and unsupported files never reach the index.
     (folder / "drafts").mkdir()
