@@ -81,7 +81,7 @@ def test_related_questions_only_when_asked(tmp_path: Path) -> None:
 
 
 def test_max_tokens_is_capped_by_the_server(tmp_path: Path) -> None:
-    long_reply = " ".join(["Apple trees need a cold winter."] * 20)
+    long_reply = " ".join(f"Apple tree {n} needs a cold winter." for n in range(20))
     server, _ = build(tmp_path, [long_reply], max_tokens_cap=16)
     with TestClient(server) as client:
         body = client.post("/v1/chat/completions", json=ask_body(max_tokens=100_000)).json()
