@@ -112,9 +112,7 @@ class Application:
         if not self.settings.keyword_memory:
             return
         if self._keyword_index is None:
-            self._keyword_index = MemoryKeywordIndex(
-                self.catalog, self.settings.home / "keyword-postings.npz"
-            )
+            self._keyword_index = MemoryKeywordIndex(self.catalog, self.settings.keyword_postings_path)
         if wait:
             self._keyword_index.sync()
         else:
