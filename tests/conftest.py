@@ -19,13 +19,20 @@ from footnote.models.base import Embedder, Generator
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session")
+def shared_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Exported and requantized models, made once per test run instead of once per data folder."""
+    return tmp_path_factory.mktemp("models")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shared_model_dir: Path) -> None:
     """No test reads a developer's own settings or data."""
     for name in list(os.environ):
         if name.startswith("FOOTNOTE_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("FOOTNOTE_CONFIG", str(tmp_path / "no-such-footnote.toml"))
+    monkeypatch.setenv("FOOTNOTE_MODEL_DIR", str(shared_model_dir))
 
 
 @pytest.fixture
@@ -34,7 +41,18 @@ def settings(tmp_path: Path) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def real_embedder() -> Embedder:
+def real_embedder(shared_model_dir: Path) -> Embedder:
+    """The bundled MiniLM as users run it: exported once and embedding through ONNX Runtime."""
+    from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
+    from footnote.models.registry import resolve_embedder
+
+    model = exported_model(Path(resolve_embedder("minilm-l6")), shared_model_dir, "minilm-l6")
+    return OnnxEmbedder(model, "minilm-l6")
+
+
+@pytest.fixture(scope="session")
+def torch_embedder() -> Embedder:
+    """The bundled MiniLM through sentence-transformers and torch (FOOTNOTE_EMBED_RUNTIME=torch)."""
     from footnote.models.embedders import SentenceTransformerEmbedder
     from footnote.models.registry import resolve_embedder
 

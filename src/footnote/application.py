@@ -8,13 +8,14 @@ the protocols); otherwise they are resolved from the registry and hash-checked.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent
 from footnote.config import Settings
-from footnote.errors import NotFoundError
+from footnote.errors import ModelError, NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
 from footnote.models.registry import resolve_embedder
@@ -25,6 +26,8 @@ from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog, DocumentRecord
 from footnote.store.vectors import ChromaVectorIndex, VectorIndex
+
+log = logging.getLogger(__name__)
 
 
 class Application:
@@ -46,16 +49,33 @@ class Application:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from footnote.models.embedders import SentenceTransformerEmbedder
-
             location = resolve_embedder(self.settings.embedder)
-            self._embedder = SentenceTransformerEmbedder(
-                location,
-                display_name=self.settings.embedder,
-                batch_size=self.settings.embed_batch_size,
-                quantize=self.settings.embed_int8,
-            )
+            self._embedder = self._onnx_embedder(location) or self._torch_embedder(location)
         return self._embedder
+
+    def _onnx_embedder(self, location: str) -> Embedder | None:
+        """The embedder through ONNX Runtime where the settings allow it and the model exports."""
+        s = self.settings
+        if s.embed_runtime != "onnx" or s.embed_int8 or not Path(location).is_dir():
+            return None
+        from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
+
+        try:
+            model = exported_model(Path(location), s.model_cache, s.embedder)
+        except ModelError as exc:
+            log.warning("embedding with torch instead of ONNX Runtime: %s", exc)
+            return None
+        return OnnxEmbedder(model, s.embedder, batch_size=s.embed_batch_size)
+
+    def _torch_embedder(self, location: str) -> Embedder:
+        from footnote.models.embedders import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(
+            location,
+            display_name=self.settings.embedder,
+            batch_size=self.settings.embed_batch_size,
+            quantize=self.settings.embed_int8,
+        )
 
     @property
     def generator(self) -> Generator:

@@ -39,7 +39,8 @@ def free_port() -> int:
 
 
 def footnote_env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+    # The shared model folder stays: each server would otherwise export its embedder again.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_") or k == "FOOTNOTE_MODEL_DIR"}
     return {**env, "FOOTNOTE_HOME": str(home), "FOOTNOTE_CONFIG": str(home / "none.toml"), **extra}
 
 

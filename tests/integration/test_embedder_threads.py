@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from footnote.models.base import Embedder
 
 
-def test_counting_tokens_while_embedding_does_not_corrupt_batches(real_embedder: Embedder) -> None:
+@pytest.fixture(params=["onnx", "torch"])
+def embedder(request: pytest.FixtureRequest) -> Embedder:
+    """Both runtimes the bundled MiniLM runs on."""
+    name = "real_embedder" if request.param == "onnx" else "torch_embedder"
+    fixture: Embedder = request.getfixturevalue(name)
+    return fixture
+
+
+def test_counting_tokens_while_embedding_does_not_corrupt_batches(embedder: Embedder) -> None:
     texts = [" ".join(["word"] * (5 + (i * 37) % 200)) for i in range(64)]
     errors: list[BaseException] = []
     stop = threading.Event()
@@ -16,7 +26,7 @@ def test_counting_tokens_while_embedding_does_not_corrupt_batches(real_embedder:
         try:
             while not stop.is_set():
                 for text in texts:
-                    real_embedder.count_tokens(text)
+                    embedder.count_tokens(text)
         except BaseException as exc:
             errors.append(exc)
 
@@ -24,22 +34,22 @@ def test_counting_tokens_while_embedding_does_not_corrupt_batches(real_embedder:
     thread.start()
     try:
         for _ in range(2):
-            vectors = real_embedder.embed_many(texts, 32)
+            vectors = embedder.embed_many(texts, 32)
             assert len(vectors) == len(texts)
     finally:
         stop.set()
         thread.join()
     assert not errors
-    assert real_embedder.count_tokens("two words") == 4  # [CLS] two words [SEP]
+    assert embedder.count_tokens("two words") == 4  # [CLS] two words [SEP]
 
 
-def test_a_single_query_embeds_as_a_batch_does_even_on_many_threads(real_embedder: Embedder) -> None:
+def test_a_single_query_embeds_as_a_batch_does_even_on_many_threads(embedder: Embedder) -> None:
     queries = ["Who invented the Fresnel lens?", "咖啡起源于埃塞俄比亚", " ".join(["lighthouse"] * 900)]
-    expected = real_embedder.embed_batch(queries)
+    expected = embedder.embed_batch(queries)
     results: dict[int, list[list[float]]] = {}
 
     def embed_all(worker: int) -> None:
-        results[worker] = [real_embedder.embed(query) for query in queries * 3]
+        results[worker] = [embedder.embed(query) for query in queries * 3]
 
     threads = [threading.Thread(target=embed_all, args=(worker,)) for worker in range(4)]
     for thread in threads:

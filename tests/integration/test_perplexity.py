@@ -112,15 +112,15 @@ def test_cli_reads_stdin_and_reports_bad_input_in_one_line(tmp_path: Path) -> No
     assert "standard input is not valid UTF-8: bytes e9 at byte offset 3" in bad.stderr.decode()
 
 
-def test_cli_compares_a_model_with_its_q8_0_requantization(tmp_path: Path) -> None:
+def test_cli_compares_a_model_with_its_q8_0_requantization(tmp_path: Path, shared_model_dir: Path) -> None:
     text_file = tmp_path / "harbour.txt"
     text_file.write_text(TEXT, encoding="utf-8")
     args = ("-m", "smollm2-135m", "-m", "smollm2-135m@q8_0", "-c", "64", "--max-tokens", "128")
     table = footnote_cli(str(text_file), *args, home=tmp_path)
     assert table.returncode == 0, table.stderr.decode()
     assert "smollm2-135m@q8_0" in table.stdout.decode() and "Δ PPL" in table.stdout.decode()
-    requantized = tmp_path / "models" / "SmolLM2-135M-Instruct.Q4_1.requant-q8_0.gguf"
-    recorded = (tmp_path / "models" / (requantized.name + ".sha256")).read_text().split()[0]
+    requantized = shared_model_dir / "SmolLM2-135M-Instruct.Q4_1.requant-q8_0.gguf"
+    recorded = (shared_model_dir / (requantized.name + ".sha256")).read_text().split()[0]
     assert recorded == sha256_file(requantized)
     report = json.loads(footnote_cli(str(text_file), *args, "--json", home=tmp_path).stdout)
     first, second = report["results"]

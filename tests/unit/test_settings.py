@@ -34,7 +34,7 @@ def test_defaults() -> None:
 
 
 def test_paths_derive_from_home(tmp_path: Path) -> None:
-    settings = Settings(home=tmp_path / "data")
+    settings = Settings(home=tmp_path / "data", model_dir=None)
 
     assert settings.home == (tmp_path / "data").resolve()
     assert settings.catalog_path == settings.home / "catalog.sqlite3"
@@ -43,6 +43,7 @@ def test_paths_derive_from_home(tmp_path: Path) -> None:
     assert not settings.home.exists()
     assert settings.ensure_home() == settings.home
     assert settings.home.is_dir()
+    assert Settings(home=tmp_path / "data", model_dir=tmp_path / "m").model_cache == tmp_path / "m"
 
 
 def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

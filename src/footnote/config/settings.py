@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="FOOTNOTE_", extra="forbid", validate_default=True)
 
     home: Path = Field(default_factory=default_home, description="data directory")
+    model_dir: Path | None = Field(
+        None, description="where exported and requantized models are kept; empty: FOOTNOTE_HOME/models"
+    )
     llm: str = Field("smollm2-135m", description="registered LLM name or a path to a GGUF file")
     llm_quantization: Literal["", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "f16", "f32"] = Field(
         "q8_0",
@@ -70,11 +73,20 @@ class Settings(BaseSettings):
     embed_int8: bool = Field(
         False, description="embed with int8 linear layers: faster on CPU; rebuild the index to switch"
     )
+    embed_runtime: Literal["onnx", "torch"] = Field(
+        "onnx",
+        description="run a local embedder with ONNX Runtime (exported once, checked against torch) or torch",
+    )
 
     @field_validator("home", mode="after")
     @classmethod
     def _expand_home(cls, value: Path) -> Path:
         return value.expanduser().resolve()
+
+    @field_validator("model_dir", mode="after")
+    @classmethod
+    def _expand_model_dir(cls, value: Path | None) -> Path | None:
+        return value.expanduser().resolve() if value is not None and str(value) else None
 
     @model_validator(mode="after")
     def _overlap_below_chunk(self) -> Settings:
@@ -117,7 +129,7 @@ class Settings(BaseSettings):
 
     @property
     def model_cache(self) -> Path:
-        return self.home / "models"
+        return self.model_dir or self.home / "models"
 
     def ensure_home(self) -> Path:
         self.home.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -41,6 +43,29 @@ class Embedder(ABC):
     def count_tokens(self, text: str) -> int:
         """Tokens the model would see for `text` (subclasses with a tokenizer are exact)."""
         return approximate_token_count(text)
+
+
+class RecentVectors:
+    """The vectors of recently embedded single texts: a request embeds its question more than
+    once (answer cache, retrieval, citations), and users repeat queries. Thread-safe."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._vectors: OrderedDict[str, Vector] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> Vector | None:
+        with self._lock:
+            vector = self._vectors.get(text)
+            if vector is not None:
+                self._vectors.move_to_end(text)
+            return vector
+
+    def put(self, text: str, vector: Vector) -> None:
+        with self._lock:
+            self._vectors[text] = vector
+            if len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
 
 
 Role = Literal["system", "user", "assistant"]

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from footnote.errors import ModelError
-from footnote.models.base import Embedder, Vector
-
-RECENT_QUERIES = 256  # single-text embeddings kept for repeats
+from footnote.models.base import Embedder, RecentVectors, Vector
 
 
 class SentenceTransformerEmbedder(Embedder):
@@ -69,8 +66,7 @@ class SentenceTransformerEmbedder(Embedder):
         if self._query_tokenizer is not None:
             self._query_tokenizer.enable_truncation(self.max_tokens)
         self._query_lock = threading.Lock()
-        # A request embeds its question more than once (answer cache, retrieval, citations).
-        self._recent: OrderedDict[str, Vector] = OrderedDict()
+        self._recent = RecentVectors()
         self.batch_size = batch_size
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
@@ -87,15 +83,10 @@ class SentenceTransformerEmbedder(Embedder):
 
     def embed(self, text: str) -> Vector:
         """One text, straight through the model's modules: a query costs no batching overhead."""
-        with self._query_lock:
-            if text in self._recent:
-                self._recent.move_to_end(text)
-                return list(self._recent[text])
-        vector = self.embed_batch([text])[0] if self._query_tokenizer is None else self._embed_one(text)
-        with self._query_lock:
-            self._recent[text] = vector
-            if len(self._recent) > RECENT_QUERIES:
-                self._recent.popitem(last=False)
+        vector = self._recent.get(text)
+        if vector is None:
+            vector = self.embed_batch([text])[0] if self._query_tokenizer is None else self._embed_one(text)
+            self._recent.put(text, vector)
         return list(vector)
 
     def _embed_one(self, text: str) -> Vector:

@@ -1,0 +1,79 @@
+"""The bundled MiniLM exported to ONNX embeds as the torch model does, and the export is trusted
+only while its hash holds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from footnote.application import create_app
+from footnote.config import Settings
+from footnote.errors import ModelError
+from footnote.models.base import Embedder
+from footnote.models.embedders import SentenceTransformerEmbedder
+from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
+from footnote.models.registry import resolve_embedder
+
+TEXTS = [
+    "Who invented the Fresnel lens?",
+    "咖啡起源于埃塞俄比亚，后来传到也门。",
+    "Ünïcödé accents, emoji 🙂 and numbers 1,234.5",
+    " ".join(["A sentence long enough that the model must truncate it."] * 80),
+    "x",
+]
+
+
+def test_exported_vectors_equal_the_torch_models(real_embedder: Embedder, torch_embedder: Embedder) -> None:
+    assert isinstance(real_embedder, OnnxEmbedder)
+    assert (real_embedder.name, real_embedder.dimension, real_embedder.max_tokens) == (
+        torch_embedder.name,
+        torch_embedder.dimension,
+        torch_embedder.max_tokens,
+    )
+    expected = np.array(torch_embedder.embed_batch(TEXTS))
+    batch = np.array(real_embedder.embed_batch(TEXTS))
+    single = np.array([real_embedder.embed(text) for text in TEXTS])
+    assert (expected * batch).sum(axis=1).min() > 0.99999
+    assert (expected * single).sum(axis=1).min() > 0.99999
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+    for text in TEXTS:
+        assert real_embedder.count_tokens(text) == torch_embedder.count_tokens(text)
+
+
+def test_an_export_is_reused_and_a_tampered_one_refused(tmp_path: Path) -> None:
+    source = Path(resolve_embedder("minilm-l6"))
+    model = exported_model(source, tmp_path, "minilm-l6")
+    manifest = json.loads((model.folder / "export.json").read_text())
+    assert manifest["dimension"] == 384 and manifest["max_tokens"] == 256
+    written = model.graph.stat().st_mtime_ns
+    assert exported_model(source, tmp_path, "minilm-l6") == model
+    assert model.graph.stat().st_mtime_ns == written  # not exported a second time
+    with model.graph.open("r+b") as graph:
+        graph.seek(-16, 2)
+        graph.write(b"\0" * 16)
+    with pytest.raises(ModelError, match=f"delete {model.folder} to export again"):
+        exported_model(source, tmp_path, "minilm-l6")
+
+
+def test_a_model_that_does_not_pool_by_mean_is_embedded_with_torch(tmp_path: Path) -> None:
+    copy = tmp_path / "cls-pooled"
+    shutil.copytree(resolve_embedder("minilm-l6"), copy)
+    pooling = copy / "1_Pooling" / "config.json"
+    config = json.loads(pooling.read_text())
+    config["pooling_mode"] = "cls"
+    pooling.write_text(json.dumps(config))
+    with pytest.raises(ModelError, match="does not pool by mean"):
+        exported_model(copy, tmp_path / "models", "cls-pooled")
+    app = create_app(Settings(home=tmp_path / "home", embedder=str(copy), model_dir=tmp_path / "models"))
+    assert isinstance(app.embedder, SentenceTransformerEmbedder)
+
+
+def test_the_application_embeds_through_onnx_unless_told_otherwise(tmp_path: Path) -> None:
+    onnx_app = create_app(Settings(home=tmp_path / "a"))
+    assert isinstance(onnx_app.embedder, OnnxEmbedder)
+    torch_app = create_app(Settings(home=tmp_path / "b", embed_runtime="torch"))
+    assert isinstance(torch_app.embedder, SentenceTransformerEmbedder)
