@@ -196,7 +196,9 @@ def _source_key(source: Path) -> str:
 def _export(source: Path, target: Path) -> dict[str, Any]:
     import torch
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # no "Loading weights" bar in a command's output
     model = SentenceTransformer(str(source), device="cpu", local_files_only=True, trust_remote_code=False)
     transformer, pooling = _check_modules(model, source)
     backend = getattr(transformer.tokenizer, "backend_tokenizer", None)
