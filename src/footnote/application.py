@@ -159,6 +159,7 @@ class Application:
             s.rrf_keyword_weight,
             s.rrf_dense_weight,
             rerank_candidates=s.rerank_candidates if s.rerank != "none" else 0,
+            expansion=s.query_expansion,
         )
 
     # --- what the edges call ---------------------------------------------------------------

@@ -13,7 +13,7 @@ from rich.table import Table
 from footnote.cli import output
 from footnote.config import Settings
 from footnote.errors import FootnoteError
-from footnote.evaluation.retrieval import MODES, RERANK_MODE, ModeResult
+from footnote.evaluation.retrieval import EXPANDED_MODE, MODES, RERANK_MODE, ModeResult
 
 eval_app = typer.Typer(help="Measure retrieval quality.", no_args_is_help=True)
 
@@ -31,7 +31,8 @@ def retrieval(
         list[str] | None,
         typer.Option(
             "--mode",
-            help="keyword, dense, hybrid or rerank (repeatable; default: all; rerank needs FOOTNOTE_RERANK).",
+            help="keyword, dense, hybrid, rerank or expanded (repeatable; default: all; rerank needs "
+            "FOOTNOTE_RERANK, expanded FOOTNOTE_QUERY_EXPANSION).",
         ),
     ] = None,
     index_dir: Annotated[
@@ -46,13 +47,16 @@ def retrieval(
     from footnote.evaluation.beir import load_beir
     from footnote.evaluation.retrieval import run_evaluation
 
-    reranking = Settings().rerank != "none"
-    chosen = modes or [*MODES, *([RERANK_MODE] if reranking else [])]
-    unknown = [mode for mode in chosen if mode not in (*MODES, RERANK_MODE)]
+    settings = Settings()
+    reranking, expanding = settings.rerank != "none", settings.query_expansion > 0
+    chosen = modes or [*MODES, *([RERANK_MODE] if reranking else []), *([EXPANDED_MODE] if expanding else [])]
+    unknown = [mode for mode in chosen if mode not in (*MODES, RERANK_MODE, EXPANDED_MODE)]
     if unknown:
-        raise FootnoteError(f"unknown --mode '{unknown[0]}'; use keyword, dense, hybrid or rerank")
+        raise FootnoteError(f"unknown --mode '{unknown[0]}'; use keyword, dense, hybrid, rerank or expanded")
     if RERANK_MODE in chosen and not reranking:
         raise FootnoteError("--mode rerank needs a reranker: set FOOTNOTE_RERANK to cross-encoder or llm")
+    if EXPANDED_MODE in chosen and not expanding:
+        raise FootnoteError("--mode expanded needs FOOTNOTE_QUERY_EXPANSION above 0 (e.g. 0.3)")
     dataset = load_beir(dataset_dir, split, limit_queries)
 
     def show(result: ModeResult) -> None:

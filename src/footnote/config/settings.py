@@ -176,6 +176,13 @@ class Settings(BaseSettings):
     # --- retrieval tuning (measured with `footnote eval retrieval`) --------------------------
     rrf_keyword_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the keyword list in RRF")
     rrf_dense_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the dense list in RRF")
+    query_expansion: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="pseudo-relevance feedback: how far the dense query moves towards its best hits "
+        "before a second dense search (0: off; measured with `footnote eval retrieval`)",
+    )
 
     # --- perplexity scoring over HTTP (`/v1/completions` echo, `/v1/perplexity`) --------------
     score_context_tokens: int = Field(

@@ -22,6 +22,7 @@ from footnote.store.catalog import BM25_COLUMN_WEIGHTS
 
 MODES = ("keyword", "dense", "hybrid")
 RERANK_MODE = "rerank"  # hybrid followed by the configured second stage
+EXPANDED_MODE = "expanded"  # hybrid with the configured query expansion
 # Chunks fetched per query for every `depth` documents wanted: a document may have several chunks.
 CHUNKS_PER_DOCUMENT = 3
 PATH_PREFIX = "beir:"
@@ -76,12 +77,13 @@ def evaluation_params(base: RetrievalParams, mode: str, depth: int = 100) -> Ret
     """`base` with every candidate list deep enough to rank `depth` documents.
 
     Only the `rerank` mode keeps the second stage; it is hybrid retrieval with `base.rerank_candidates`
-    of the fused hits rescored.
+    of the fused hits rescored. Likewise only the `expanded` mode keeps `base.expansion`.
     """
     chunks = depth * CHUNKS_PER_DOCUMENT
     return replace(
         base,
-        mode="hybrid" if mode == RERANK_MODE else mode,
+        mode="hybrid" if mode in (RERANK_MODE, EXPANDED_MODE) else mode,
+        expansion=base.expansion if mode == EXPANDED_MODE else 0.0,
         limit=chunks,
         keyword_candidates=max(base.keyword_candidates, chunks),
         dense_candidates=max(base.dense_candidates, chunks),
@@ -161,6 +163,7 @@ def run_evaluation(
             "rerank": s.rerank,
             "rerank_model": s.rerank_model,
             "rerank_candidates": s.rerank_candidates if s.rerank != "none" else 0,
+            "query_expansion": s.query_expansion,
         },
         "results": [result.to_dict() for result in results],
     }

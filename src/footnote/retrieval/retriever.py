@@ -6,6 +6,8 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
+
 from footnote import tracing
 from footnote.errors import QueryError
 from footnote.models.base import Embedder, Vector
@@ -34,6 +36,18 @@ class RetrievalParams:
     dense_weight: float = 1.0
     filters: SearchFilter | None = None  # applied inside both retrievers
     rerank_candidates: int = 0  # fused hits the reranker rescores; 0 (or no reranker) skips the stage
+    # Query expansion by pseudo-relevance feedback: the dense query moves this far towards the
+    # mean vector of the best `feedback_hits` fused hits and is searched again; 0 turns it off.
+    expansion: float = 0.0
+    feedback_hits: int = 3
+
+
+def _fuse(
+    keyword: list[tuple[int, float]], dense: list[tuple[int, float]], params: RetrievalParams
+) -> list[tuple[int, float]]:
+    rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
+    weights = [params.keyword_weight, params.dense_weight]
+    return reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)
 
 
 @functools.cache
@@ -84,10 +98,13 @@ class HybridRetriever:
                 if query_vector is not None
                 else []
             )
-            rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
-            weights = [params.keyword_weight, params.dense_weight]
-            fused = reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)[:depth]
-            hits = self._hits(fused, keyword, dense)
+            fused = _fuse(keyword, dense, params)
+            if query_vector is not None and params.expansion > 0:
+                expanded = self._expanded(query_vector, fused[: params.feedback_hits], params.expansion)
+                if expanded is not None:
+                    dense = self._dense(expanded, params.dense_candidates, filters)
+                    fused = _fuse(keyword, dense, params)
+            hits = self._hits(fused[:depth], keyword, dense)
             # The catalog commits a changed file's new chunks while the vector index still holds
             # the old ones; a search that overlapped a commit may mix versions, so it runs again.
             after = self.catalog.generation()
@@ -106,6 +123,18 @@ class HybridRetriever:
             if found is not None:
                 return found
         return self.catalog.keyword_search(fts_query(query), limit, filters)
+
+    def _expanded(
+        self, query_vector: Vector, feedback: list[tuple[int, float]], weight: float
+    ) -> Vector | None:
+        """Rocchio's update: the query moved towards the mean of the feedback hits' vectors."""
+        stored = list(self.vectors.vectors([chunk_id for chunk_id, _ in feedback]).values())
+        if not stored:
+            return None
+        centroid = np.mean(np.asarray(stored, dtype=np.float64), axis=0)
+        moved = (1.0 - weight) * np.asarray(query_vector, dtype=np.float64) + weight * centroid
+        norm = float(np.linalg.norm(moved))
+        return [float(x) for x in moved / norm] if norm > 0 else None
 
     def _dense(
         self, query_vector: Vector, limit: int, filters: SearchFilter | None

@@ -45,6 +45,10 @@ class VectorIndex(ABC):
     def ids(self) -> set[int]:
         """Every chunk id that has a vector."""
 
+    def vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
+        """The stored vectors of `ids` (those it holds); an index that cannot return them gives {}."""
+        return {}
+
 
 class ChromaVectorIndex(VectorIndex):
     """Chroma's embedded PersistentClient; footnote supplies every vector itself."""
@@ -105,6 +109,12 @@ class ChromaVectorIndex(VectorIndex):
     def delete(self, ids: Sequence[int]) -> None:
         if ids:
             self._collection.delete(ids=[str(i) for i in ids])
+
+    def vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
+        if not ids:
+            return {}
+        found = self._collection.get(ids=[str(i) for i in ids], include=["embeddings"])
+        return {int(i): [float(x) for x in v] for i, v in zip(found["ids"], found["embeddings"], strict=True)}
 
     def count(self) -> int:
         return int(self._collection.count())
