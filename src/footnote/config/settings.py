@@ -71,7 +71,9 @@ class Settings(BaseSettings):
     threads: int = Field(0, ge=0, description="LLM threads; 0 picks the number of cores")
     embed_batch_size: int = Field(32, ge=1, le=1024)
     embed_int8: bool = Field(
-        False, description="embed with int8 linear layers: faster on CPU; rebuild the index to switch"
+        False,
+        description="embed with int8 weights (with ONNX Runtime: a copy quantized once from the float "
+        "export, checked against it): faster on CPU; rebuild the index to switch",
     )
     embed_runtime: Literal["onnx", "torch"] = Field(
         "onnx",
