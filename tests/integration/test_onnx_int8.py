@@ -106,8 +106,8 @@ def test_int8_vectors_are_close_to_the_float_ones_but_not_equal(
     assert ((batch @ expected.T).argmax(axis=1) == np.arange(len(TEXTS))).all()
 
 
-def test_the_application_embeds_with_the_int8_copy_when_told(tmp_path: Path) -> None:
-    app = create_app(Settings(home=tmp_path / "a", embed_int8=True))
+def test_the_application_embeds_with_the_int8_copy_unless_told_otherwise(tmp_path: Path) -> None:
+    app = create_app(Settings(home=tmp_path / "a"))
     embedder = app.embedder
     assert isinstance(embedder, OnnxEmbedder)
     assert embedder.name == "minilm-l6-int8"
