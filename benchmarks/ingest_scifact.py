@@ -167,7 +167,12 @@ def main() -> None:
         "benchmark": "ingest_scifact",
         "phase": args.phase,
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            # Other work on the machine slows both halves; a ratio from a loaded run says less.
+            "load_average_1m_at_end": round(os.getloadavg()[0], 2),
+        },
         "documents": len(texts),
         **plain,
         **ingest,
