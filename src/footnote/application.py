@@ -56,16 +56,20 @@ class Application:
     def _onnx_embedder(self, location: str) -> Embedder | None:
         """The embedder through ONNX Runtime where the settings allow it and the model exports."""
         s = self.settings
-        if s.embed_runtime != "onnx" or s.embed_int8 or not Path(location).is_dir():
+        if s.embed_runtime != "onnx" or not Path(location).is_dir():
             return None
         from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
+        from footnote.models.onnx_int8 import quantized_model
 
         try:
             model = exported_model(Path(location), s.model_cache, s.embedder)
+            if s.embed_int8:
+                model = quantized_model(model)
         except ModelError as exc:
             log.warning("embedding with torch instead of ONNX Runtime: %s", exc)
             return None
-        return OnnxEmbedder(model, s.embedder, batch_size=s.embed_batch_size)
+        name = s.embedder + ("-int8" if s.embed_int8 else "")
+        return OnnxEmbedder(model, name, batch_size=s.embed_batch_size)
 
     def _torch_embedder(self, location: str) -> Embedder:
         from footnote.models.embedders import SentenceTransformerEmbedder

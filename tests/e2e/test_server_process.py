@@ -55,11 +55,11 @@ def test_embeddings_come_from_the_real_embedder(client: openai.OpenAI) -> None:
     vectors = [item.embedding for item in response.data]
     assert [len(vector) for vector in vectors] == [384, 384]
     assert all(math.isclose(math.sqrt(sum(v * v for v in vector)), 1.0, abs_tol=1e-3) for vector in vectors)
-    assert response.model == "minilm-l6" and response.usage.prompt_tokens > 0
+    assert response.model == "minilm-l6-int8" and response.usage.prompt_tokens > 0
 
 
 def test_models_list_names_the_llm_and_the_embedder(client: openai.OpenAI) -> None:
-    assert sorted(model.id for model in client.models.list()) == ["minilm-l6", "smollm2-135m"]
+    assert sorted(model.id for model in client.models.list()) == ["minilm-l6-int8", "smollm2-135m"]
 
 
 def test_a_wrong_key_is_refused_and_probes_stay_open(served: RunningServer) -> None:

@@ -147,6 +147,22 @@ def test_another_embedder_is_refused_with_both_names_and_the_fix(index_path: Pat
     assert str(index_path) in message
 
 
+@pytest.mark.parametrize(
+    ("built_with", "wanted", "fix"),
+    [
+        ("minilm-l6", "minilm-l6-int8", "set FOOTNOTE_EMBED_INT8=false"),
+        ("minilm-l6-int8", "minilm-l6", "set FOOTNOTE_EMBED_INT8=true"),
+        ("minilm-l6-int8", "bge-small-int8", "set FOOTNOTE_EMBEDDER=minilm-l6-int8"),
+    ],
+)
+def test_an_index_built_with_the_other_precision_names_the_int8_setting(
+    index_path: Path, built_with: str, wanted: str, fix: str
+) -> None:
+    open_index(index_path, built_with, 4).upsert([1], [EAST])
+    with pytest.raises(StoreError, match=fix):
+        open_index(index_path, wanted, 4)
+
+
 def test_another_dimension_is_refused(index_path: Path) -> None:
     open_index(index_path, "embedder-a", 4)
 

@@ -148,7 +148,7 @@ def exported_model(source: Path, models_dir: Path, name: str) -> ExportedModel:
     folder = models_dir / f"{safe_name}.onnx-{_source_key(source)}"
     manifest = folder / MANIFEST
     if manifest.is_file():
-        return _load_manifest(folder)
+        return load_manifest(folder, f"delete {folder} to export again")
     partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
@@ -167,10 +167,11 @@ def exported_model(source: Path, models_dir: Path, name: str) -> ExportedModel:
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     log.info("exported %s to ONNX in %s", source, folder)
-    return _load_manifest(folder)
+    return load_manifest(folder, f"delete {folder} to export again")
 
 
-def _load_manifest(folder: Path) -> ExportedModel:
+def load_manifest(folder: Path, fix: str) -> ExportedModel:
+    """The model described by `folder`'s manifest, once its graph matches the recorded hash."""
     try:
         details = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         model = ExportedModel(
@@ -178,9 +179,8 @@ def _load_manifest(folder: Path) -> ExportedModel:
         )
         expected = str(details["sha256"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        fix = f"delete {folder} to export again"
         raise ModelError(f"{folder / MANIFEST} is unreadable ({exc}); {fix}") from exc
-    verify_file(model.graph, expected, f"delete {folder} to export again")
+    verify_file(model.graph, expected, fix)
     return model
 
 

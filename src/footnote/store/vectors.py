@@ -77,10 +77,11 @@ class ChromaVectorIndex(VectorIndex):
         if params_path.exists():
             found = json.loads(params_path.read_text())
             if found != wanted:
+                fix = _setting_for(str(found.get("embedder")), embedder_name)
                 raise StoreError(
                     f"the vector index at {params_path.parent} was built with embedder "
                     f"'{found.get('embedder')}' ({found.get('dimension')} dimensions), not "
-                    f"'{embedder_name}' ({dimension}); set FOOTNOTE_EMBEDDER={found.get('embedder')} "
+                    f"'{embedder_name}' ({dimension}); {fix} "
                     "or use a new FOOTNOTE_HOME and ingest again"
                 )
         else:
@@ -129,3 +130,13 @@ class ChromaVectorIndex(VectorIndex):
             if len(batch) < page:
                 return found
             offset += page
+
+
+def _setting_for(built_with: str, wanted: str) -> str:
+    """The setting that opens an index built with `built_with` when `wanted` is configured."""
+    int8 = "-int8"
+    if built_with == wanted + int8:
+        return "set FOOTNOTE_EMBED_INT8=true"
+    if wanted == built_with + int8:
+        return "set FOOTNOTE_EMBED_INT8=false"
+    return f"set FOOTNOTE_EMBEDDER={built_with}"
