@@ -81,19 +81,17 @@ class HybridRetriever:
         depth = max(params.limit, rerank)
         wants_keyword, wants_dense = params.mode in ("hybrid", "keyword"), params.mode in ("hybrid", "dense")
         before = self.catalog.generation()
-        # Postings in memory answer in well under a millisecond, here; an FTS5 search runs on
-        # another thread while this one embeds the query.
-        found = self._memory_keyword(query, params.keyword_candidates, filters) if wants_keyword else []
+        # The keyword list is found on another thread while this one embeds the query.
         keyword_job = (
             _keyword_pool().submit(self._keyword, query, params.keyword_candidates, filters)
-            if found is None and wants_dense
+            if wants_keyword and wants_dense
             else None
         )
         query_vector = self.embedder.embed(query) if wants_dense else None
         if keyword_job is not None:
             keyword = keyword_job.result()
         else:
-            keyword = found if found is not None else self._keyword(query, params.keyword_candidates, filters)
+            keyword = self._keyword(query, params.keyword_candidates, filters) if wants_keyword else []
         for _ in range(CONSISTENT_READ_ATTEMPTS):
             dense = (
                 self._dense(query_vector, params.dense_candidates, filters)
@@ -120,16 +118,11 @@ class HybridRetriever:
         return hits[: params.limit]
 
     def _keyword(self, query: str, limit: int, filters: SearchFilter | None) -> list[tuple[int, float]]:
-        found = self._memory_keyword(query, limit, filters)
-        return found if found is not None else self.catalog.keyword_search(fts_query(query), limit, filters)
-
-    def _memory_keyword(
-        self, query: str, limit: int, filters: SearchFilter | None
-    ) -> list[tuple[int, float]] | None:
-        """The keyword list from the postings in memory; None where only FTS5 can answer."""
-        if self.keyword_index is None or filters is not None:
-            return None
-        return self.keyword_index.search(keyword_phrases(query), limit)
+        if self.keyword_index is not None and filters is None:
+            found = self.keyword_index.search(keyword_phrases(query), limit)
+            if found is not None:
+                return found
+        return self.catalog.keyword_search(fts_query(query), limit, filters)
 
     def _expanded(
         self, query_vector: Vector, feedback: list[tuple[int, float]], weight: float
