@@ -73,6 +73,10 @@ def test_load_records_reads_jsonl_and_names_bad_lines(tmp_path: Path) -> None:
     path.write_text(json.dumps(good) + "\n\n" + json.dumps(good) + "\n", encoding="utf-8")
     assert [r.id for r in load_records(path)] == ["3", "3"]
     assert len(load_records(path, limit=1)) == 1
+    numbered = "\n".join(json.dumps({**good, "id": n}) for n in range(5))
+    path.write_text(numbered + "\n", encoding="utf-8")
+    assert [r.id for r in load_records(path, limit=2, skip=3)] == ["3", "4"]
+    assert load_records(path, skip=5) == []
     path.write_text('{"query": "q"}\n', encoding="utf-8")
     with pytest.raises(AnswerDatasetError, match="line 1: records need query, answer and positive"):
         load_records(path)

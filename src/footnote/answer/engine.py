@@ -23,6 +23,7 @@ from footnote.answer.citations import (
 )
 from footnote.answer.history import condense_question, recent_turns
 from footnote.answer.prompt import NO_ANSWER, build_messages
+from footnote.answer.related import suggest_related
 from footnote.answer.sentences import SentenceAssembler, strip_markers
 from footnote.errors import QueryError
 from footnote.models.base import Embedder, GenerationParams, Generator, Message
@@ -50,6 +51,7 @@ class Answer:
     relevance: float = 0.0  # how well the cited spans match the question
     withheld: bool = False  # citations found, but their relevance fell below the abstention threshold
     extracted: bool = False  # the model's text had no support; a source sentence was quoted instead
+    related_questions: list[str] = field(default_factory=list)
 
     @property
     def citations(self) -> list[Citation]:
@@ -83,6 +85,7 @@ class Answer:
             ],
             "citations": [asdict(c) for c in self.citations],
             "sources": [source_dict(number, hit) for number, hit in enumerate(self.sources, start=1)],
+            "related_questions": list(self.related_questions),
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
         }
 
@@ -128,7 +131,9 @@ class AnswerEngine:
         generation: GenerationParams | None = None,
         abstain_below: float = ABSTAIN_BELOW,
         extract_fallback: bool = True,
+        related_questions: bool = False,
     ) -> None:
+        self.related_questions = related_questions
         self.abstain_below = abstain_below
         self.extract_fallback = extract_fallback
         self.retriever = retriever
@@ -227,7 +232,17 @@ class AnswerEngine:
             answer.withheld = True
             answer.text = NO_ANSWER
         tracing.record("verify", verifying, time.time_ns(), sentences=len(sentences))
+        if self.related_questions:
+            answer.related_questions = self._related(question, answer)
+            timings["related"] = _ms_since(started)
         yield DoneEvent(answer)
+
+    def _related(self, question: str, answer: Answer) -> list[str]:
+        """Follow-ups from the sources the answer cites, then from the others in rank order."""
+        cited = list(dict.fromkeys(citation.number for citation in answer.citations))
+        rest = [n for n in range(1, len(answer.sources) + 1) if n not in cited]
+        sources = [answer.sources[n - 1] for n in [*cited, *rest]]
+        return suggest_related(self.generator, question, sources, self.generation)
 
     def ask_sources(self, question: str, hits: Sequence[SearchHit]) -> Answer:
         return _final(self.stream_sources(question, hits))

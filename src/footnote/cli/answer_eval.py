@@ -40,6 +40,8 @@ def run_answer_evaluation(
     passages: int,
     json_output: bool,
     calibrate: bool = False,
+    skip: int = 0,
+    model: str | None = None,
 ) -> None:
     from footnote.application import create_app
     from footnote.evaluation.answers import index_passages
@@ -51,12 +53,13 @@ def run_answer_evaluation(
         raise FootnoteError(f"unknown --run '{unknown[0]}'; use reading, unanswerable or end_to_end")
     if calibrate and not {"reading", "unanswerable"} <= set(chosen):
         raise FootnoteError("--calibrate needs both the reading and the unanswerable runs")
-    records = load_records(dataset, limit)
+    records = load_records(dataset, limit, skip)
     results: list[RunResult] = []
     with tempfile.TemporaryDirectory(prefix="footnote-eval-answers-") as home:
-        app = create_app(Settings(home=Path(home)))
+        app = create_app(Settings(home=Path(home), llm=model) if model else Settings(home=Path(home)))
         try:
             engine = app.answer_engine()
+            engine.related_questions = False  # not measured here, and one more generation per question
             if calibrate:
                 engine.abstain_below = 0.0
             bar = Progress(
@@ -101,6 +104,7 @@ def run_answer_evaluation(
             {
                 "calibration": None if calibration is None else vars(calibration),
                 "dataset": str(dataset),
+                "skipped": skip,
                 "questions": len(records),
                 "settings": settings,
                 "runs": {

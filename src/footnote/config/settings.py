@@ -198,3 +198,9 @@ class Settings(BaseSettings):
         None, description="cross-encoder folder or cached model id; for llm, a GGUF (default: llm)"
     )
     rerank_candidates: int = Field(20, ge=1, le=200, description="fused candidates the reranker rescores")
+    # --- related questions (one more generation after each answer) ----------------------------
+    related_questions: bool = Field(
+        False,
+        description="suggest follow-up questions grounded in the sources after every answer "
+        "(a request asks for them with return_related_questions or `ask --related`)",
+    )

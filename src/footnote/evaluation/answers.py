@@ -120,14 +120,18 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def load_records(path: Path, limit: int | None = None) -> list[AnswerRecord]:
-    """Records of an RGB-style JSONL file: query, answer, positive and negative passages."""
+def load_records(path: Path, limit: int | None = None, skip: int = 0) -> list[AnswerRecord]:
+    """Records of an RGB-style JSONL file (query, answer, positive and negative passages): the
+    first `limit` after the first `skip`."""
     if not path.is_file():
         raise AnswerDatasetError(f"{path} is not a file; pass a JSONL file such as rgb/en_fact.jsonl")
     records: list[AnswerRecord] = []
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
+                continue
+            if skip > 0:
+                skip -= 1
                 continue
             try:
                 raw = json.loads(line)
