@@ -182,7 +182,7 @@ class AnswerEngine:
         if not sources:
             yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings))
             return
-        checker = CitationChecker(sources, self.embedder)
+        checker = CitationChecker(sources, self.embedder, question=question)
         assembler = SentenceAssembler()
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
