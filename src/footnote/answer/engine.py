@@ -37,6 +37,9 @@ _LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)]\s+")
 # documents". Off by default: `footnote eval answers --calibrate --limit 40` on RGB en_fact chose
 # 0.70 on 20 questions (held out 20: abstention 0.60, false abstention 0.35), too costly to switch on.
 ABSTAIN_BELOW = 0.0
+# When nothing the model wrote is supported, the source sentence that best matches the question
+# is quoted as the answer only if it matches at least this well; otherwise the answer abstains.
+QUOTE_ABOVE = 0.0
 
 
 @dataclass
@@ -132,7 +135,9 @@ class AnswerEngine:
         abstain_below: float = ABSTAIN_BELOW,
         extract_fallback: bool = True,
         related_questions: bool = False,
+        quote_above: float = QUOTE_ABOVE,
     ) -> None:
+        self.quote_above = quote_above
         self.related_questions = related_questions
         self.abstain_below = abstain_below
         self.extract_fallback = extract_fallback
@@ -220,7 +225,8 @@ class AnswerEngine:
         model_abstained = any(is_no_answer(s.text) for s in sentences)
         if self.extract_fallback and not model_abstained and not any(s.citations for s in sentences):
             quote = checker.extract(question)
-            if quote is not None and quote.citations:
+            relevance = checker.question_relevance(question, quote.citations) if quote else 0.0
+            if quote is not None and quote.citations and relevance >= self.quote_above:
                 sentences.append(quote)
                 extracted = True
                 yield SentenceEvent(len(sentences) - 1, quote)

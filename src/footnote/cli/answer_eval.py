@@ -61,7 +61,7 @@ def run_answer_evaluation(
             engine = app.answer_engine()
             engine.related_questions = False  # not measured here, and one more generation per question
             if calibrate:
-                engine.abstain_below = 0.0
+                engine.abstain_below = engine.quote_above = 0.0
             bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -92,17 +92,19 @@ def run_answer_evaluation(
                 "embedder": app.settings.embedder,
                 "passages": passages,
                 "abstain_below": engine.abstain_below,
+                "quote_above": engine.quote_above,
             }
         finally:
             app.close()
-    calibration = None
+    calibrations = []
     if calibrate:
         by_run = {r.run: r for r in results}
-        calibration = calibrate_abstention(by_run["reading"], by_run["unanswerable"])
+        pair = by_run["reading"], by_run["unanswerable"]
+        calibrations = [calibrate_abstention(*pair, gate) for gate in ("answers", "quotes")]
     if json_output:
         output.print_json(
             {
-                "calibration": None if calibration is None else vars(calibration),
+                "calibration": [vars(calibration) for calibration in calibrations],
                 "dataset": str(dataset),
                 "skipped": skip,
                 "questions": len(records),
@@ -115,10 +117,10 @@ def run_answer_evaluation(
         )
     else:
         _print_table(dataset.name, len(records), settings["llm"], results)
-        if calibration is not None:
+        for calibration in calibrations:
             chosen_on = len(calibration.calibration_ids)
             output.console.print(
-                f"abstention threshold {calibration.threshold:.4f} (chosen on {chosen_on} "
+                f"{calibration.gate} gate threshold {calibration.threshold:.4f} (chosen on {chosen_on} "
                 f"questions); held out: abstention {_cell(calibration.held_out_abstention)}, "
                 f"false abstention {_cell(calibration.held_out_false_abstention)}"
             )
