@@ -127,7 +127,9 @@ class Application:
             self.embedder,
             retrieval=self.retrieval_params(s.top_k),
             generation=GenerationParams(max_tokens=s.answer_tokens, temperature=s.temperature, seed=s.seed),
+            abstain_below=s.abstain_below,
             related_questions=related_questions or s.related_questions,
+            quote_above=s.quote_above,
         )
 
     def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:
