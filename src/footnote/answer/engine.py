@@ -221,18 +221,13 @@ class AnswerEngine:
                 continue
             sentences.append(checker.check(text))
             yield SentenceEvent(len(sentences) - 1, sentences[-1])
-        extracted = False
-        model_abstained = any(is_no_answer(s.text) for s in sentences)
-        if self.extract_fallback and not model_abstained and not any(s.citations for s in sentences):
-            quote = checker.extract(question)
-            relevance = checker.question_relevance(question, quote.citations) if quote else 0.0
-            if quote is not None and quote.citations and relevance >= self.quote_above:
-                sentences.append(quote)
-                extracted = True
-                yield SentenceEvent(len(sentences) - 1, quote)
+        quote = self._quote_instead(checker, question, sentences)
+        if quote is not None:
+            sentences.append(quote)
+            yield SentenceEvent(len(sentences) - 1, quote)
         timings["total"] = _ms_since(started)
         answer = self._answer(question, "".join(pieces), sentences, sources, timings)
-        answer.extracted = extracted
+        answer.extracted = quote is not None
         answer.relevance = checker.question_relevance(question, answer.citations)
         if answer.citations and answer.relevance < self.abstain_below:
             answer.withheld = True
@@ -242,6 +237,18 @@ class AnswerEngine:
             answer.related_questions = self._related(question, answer)
             timings["related"] = _ms_since(started)
         yield DoneEvent(answer)
+
+    def _quote_instead(
+        self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]
+    ) -> AnswerSentence | None:
+        """The source sentence best matching the question, when nothing the model wrote is
+        supported (and it did not say the documents lack the answer) and the match is good enough."""
+        if not self.extract_fallback or any(s.citations or is_no_answer(s.text) for s in sentences):
+            return None
+        quote = checker.extract(question)
+        if quote is None or not quote.citations:
+            return None
+        return quote if checker.question_relevance(question, quote.citations) >= self.quote_above else None
 
     def _related(self, question: str, answer: Answer) -> list[str]:
         """Follow-ups from the sources the answer cites, then from the others in rank order."""
