@@ -142,7 +142,8 @@ class Application:
         else:
             self._keyword_index.catch_up()
 
-    def answer_engine(self) -> AnswerEngine:
+    def answer_engine(self, related_questions: bool = False) -> AnswerEngine:
+        """The engine with these settings; related questions when asked here or by the settings."""
         s = self.settings
         return AnswerEngine(
             self.retriever(),
@@ -150,6 +151,9 @@ class Application:
             self.embedder,
             retrieval=self.retrieval_params(s.top_k),
             generation=GenerationParams(max_tokens=s.answer_tokens, temperature=s.temperature, seed=s.seed),
+            abstain_below=s.abstain_below,
+            related_questions=related_questions or s.related_questions,
+            quote_above=s.quote_above,
         )
 
     def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 
 from tests.conftest import REPO
 from tests.corpus import write_sample_pdf
+
+_ASKING = frozenset("which where whose about there their these those would could should".split())
 
 
 def footnote(home: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
@@ -62,6 +65,22 @@ def test_ask_streams_sentences_then_sources(sample_home: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "Sources" in result.stdout
     assert "tides.html" in result.stdout
+
+
+def test_ask_related_suggests_questions_the_sources_ground(sample_home: Path) -> None:
+    question = "Who invented the Fresnel lens?"
+    answer = as_json(footnote(sample_home, "ask", question, "--related", "--json"))
+    related = answer["related_questions"]
+    assert 1 <= len(related) <= 5, f"no usable follow-up for {answer['answer']!r}"
+    sources = " ".join(source["text"] for source in answer["sources"]).lower()
+    for suggestion in related:
+        assert suggestion.endswith("?") and suggestion != question
+        # Checked apart from the filter's own stemmer: every longer word's first five letters
+        # occur in the sources shown with the answer.
+        words = [w for w in re.findall(r"[a-z]+", suggestion.lower()) if len(w) >= 5 and w not in _ASKING]
+        missing = [w for w in words if w[:5] not in sources]
+        assert not missing, f"{suggestion!r} uses {missing}, absent from the sources"
+    assert len({s.lower() for s in related}) == len(related)
 
 
 def test_search_json_and_docs_list(sample_home: Path) -> None:

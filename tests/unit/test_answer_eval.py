@@ -73,6 +73,10 @@ def test_load_records_reads_jsonl_and_names_bad_lines(tmp_path: Path) -> None:
     path.write_text(json.dumps(good) + "\n\n" + json.dumps(good) + "\n", encoding="utf-8")
     assert [r.id for r in load_records(path)] == ["3", "3"]
     assert len(load_records(path, limit=1)) == 1
+    numbered = "\n".join(json.dumps({**good, "id": n}) for n in range(5))
+    path.write_text(numbered + "\n", encoding="utf-8")
+    assert [r.id for r in load_records(path, limit=2, skip=3)] == ["3", "4"]
+    assert load_records(path, skip=5) == []
     path.write_text('{"query": "q"}\n', encoding="utf-8")
     with pytest.raises(AnswerDatasetError, match="line 1: records need query, answer and positive"):
         load_records(path)
@@ -122,6 +126,19 @@ def test_an_unsupported_reply_falls_back_to_the_best_source_sentence(app: Applic
     assert "Tampa, Florida" in answer.text
 
 
+def test_a_quote_matching_the_question_too_little_is_not_given_as_the_answer(app: Application) -> None:
+    engine = engine_with(app, ["Green cheese is made on the Moon."] * 2)
+    hits = given_passages(RECORD, 2, answerable=True)
+    quoted = engine.ask_sources(RECORD.query, hits)
+    engine.quote_above = quoted.relevance + 0.01
+    withheld = engine.ask_sources(RECORD.query, hits)
+    assert quoted.extracted and quoted.citations
+    assert not withheld.extracted and withheld.abstained and withheld.citations == []
+    # The model's unsupported sentence is still shown, flagged.
+    assert [s.text for s in withheld.sentences] == ["Green cheese is made on the Moon."]
+    assert withheld.sentences[0].flagged and "Green cheese" in withheld.text
+
+
 def test_end_to_end_retrieves_from_the_pooled_passages(app: Application) -> None:
     report = index_passages(app, [RECORD])
     assert report.summary()["new"] == 2
@@ -130,8 +147,10 @@ def test_end_to_end_retrieves_from_the_pooled_passages(app: Application) -> None
     assert outcome.correct and outcome.positive_citations == 1
 
 
-def outcome(relevance: float, abstained: bool = False) -> QuestionOutcome:
-    return QuestionOutcome("x", "q", "a", True, abstained, 1, 1, 1, 1, 0, 0.1, relevance=relevance)
+def outcome(relevance: float, abstained: bool = False, extracted: bool = False) -> QuestionOutcome:
+    return QuestionOutcome(
+        "x", "q", "a", True, abstained, 1, 1, 1, 1, 0, 0.1, relevance=relevance, extracted=extracted
+    )
 
 
 def test_calibration_picks_the_threshold_that_separates_the_calibration_half() -> None:
@@ -143,6 +162,24 @@ def test_calibration_picks_the_threshold_that_separates_the_calibration_half() -
     # Odd positions: answerable 0.2, 0.7, 0.3 -> two wrongly withheld; unanswerable 0.9, 0.1, 0.6 -> two.
     assert calibration.held_out_false_abstention == pytest.approx(2 / 3)
     assert calibration.held_out_abstention == pytest.approx(2 / 3)
+
+
+def test_the_quote_gate_withholds_only_quoted_answers() -> None:
+    reading = RunResult(
+        "reading", [outcome(0.2), outcome(0.5, extracted=True), outcome(0.8, extracted=True), outcome(0.3)]
+    )
+    quoted = [outcome(0.4, extracted=True), outcome(0.55, extracted=True), outcome(0.1, extracted=True)]
+    unanswerable = RunResult("unanswerable", [*quoted, outcome(0.7)])
+    quotes = calibrate_abstention(reading, unanswerable, "quotes")
+    answers = calibrate_abstention(reading, unanswerable, "answers")
+    # Calibration half: answerable 0.2 (the model's own, never gated by quotes) and 0.8 (quoted);
+    # unanswerable 0.4 and 0.1, both quoted. Withholding quotes under 0.6 separates them fully.
+    assert quotes.gate == "quotes" and quotes.threshold == pytest.approx(0.6)
+    # Gating every answer cannot: 0.2 is answerable, so the best is a tie won by the lower 0.15.
+    assert answers.threshold == pytest.approx(0.15)
+    # Held out: 0.55 quoted is withheld, 0.7 (the model's own) is not; 0.5 quoted is wrongly withheld.
+    assert quotes.held_out_abstention == pytest.approx(0.5)
+    assert quotes.held_out_false_abstention == pytest.approx(0.5)
 
 
 def test_cli_eval_answers_refuses_an_unknown_run(tmp_path: Path) -> None:

@@ -290,3 +290,43 @@ def test_render_markdown_handles_cjk_items_and_several_citations() -> None:
     assert render_markdown(items) == "- first point\n- second point\nDone"
     both = CitationChecker([hit, hit]).check("小潮发生在上弦月和下弦月时[1][2]。")
     assert render_markdown([both]) == "小潮发生在上弦月和下弦月时[1][2]。"
+
+
+TESLA = "Tesla's revenue in Q1 2021 was $10.4 billion, up 74% from a year earlier."
+OLYMPICS = (
+    "The 2022 Winter Olympics were held in Beijing. Norway won the most medals at the 2018 Winter Olympics."
+)
+
+
+@pytest.mark.parametrize("embedder", [None, HashingEmbedder()], ids=["lexical", "with embedder"])
+def test_an_answer_fragment_is_checked_as_the_question_completes_it(embedder: Embedder | None) -> None:
+    hits = [hit_in_document(TESLA, 1)[0], hit_in_document(OLYMPICS, 2)[0]]
+    fragment = "The answer is: 2022."
+
+    # Alone, "2022" is found in the Olympics source, which says nothing about Tesla's revenue.
+    alone = CitationChecker(hits, embedder).check(fragment)
+    assert [c.number for c in alone.citations] == [2]
+
+    question = "What was Tesla's revenue in Q1 2021?"
+    completed = CitationChecker(hits, embedder, question=question).check(fragment)
+    assert completed.flagged and completed.citations == []
+    assert completed.text == fragment  # the sentence is kept as written, only its check changes
+
+
+def test_a_fragment_the_source_completes_is_cited() -> None:
+    hits = [hit_in_document(TESLA, 1)[0], hit_in_document(OLYMPICS, 2)[0]]
+    question = "Which country won the most medals at the 2018 Winter Olympics?"
+
+    result = CitationChecker(hits, HashingEmbedder(), question=question).check("Norway [1].")
+
+    assert result.supported and [c.number for c in result.citations] == [2]
+    assert result.corrected  # the model's [1] pointed at the Tesla source
+    assert result.citations[0].quote == "Norway won the most medals at the 2018 Winter Olympics."
+
+
+def test_a_whole_sentence_is_checked_on_its_own_words(sources: Sources) -> None:
+    hits, _ = sources
+    sentence = "Fresnel lenses were first used in lighthouses."
+    plain = CitationChecker(hits).check(sentence)
+    asked = CitationChecker(hits, question="What causes the tides?").check(sentence)
+    assert plain == asked and plain.supported

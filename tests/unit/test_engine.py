@@ -252,3 +252,20 @@ def test_a_model_repeating_itself_is_cut_off_at_the_first_repeat(settings: Setti
     assert answer.sentences[1].supported
     streamed = "".join(e.text for e in events if isinstance(e, TokenEvent))
     assert len(streamed) < len(loop) // 5  # generation stopped, not run to the end
+
+
+def test_the_abstention_thresholds_come_from_the_settings(tmp_path: Path) -> None:
+    from footnote.answer.engine import ABSTAIN_BELOW, QUOTE_ABOVE
+
+    defaults = Settings(home=tmp_path / "a")
+    assert (defaults.abstain_below, defaults.quote_above) == (ABSTAIN_BELOW, QUOTE_ABOVE)
+    app = create_app(
+        Settings(home=tmp_path / "b", abstain_below=0.3, quote_above=0.6),
+        embedder=HashingEmbedder(),
+        generator=ScriptedGenerator([]),
+    )
+    try:
+        engine = app.answer_engine()
+    finally:
+        app.close()
+    assert (engine.abstain_below, engine.quote_above) == (0.3, 0.6)

@@ -73,11 +73,30 @@ def test_streamed_text_equals_the_completion_and_ends_with_done(tmp_path: Path) 
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == whole["usage"]
 
 
-def test_related_questions_only_when_asked(tmp_path: Path) -> None:
-    server, _ = build(tmp_path, [APPLE_REPLY])
+ORCHARD_QUESTIONS = " What do apple trees need?\n2. What carries pollen between the varieties?"
+GLACIER_QUESTIONS = " How does a glacier move?\n2. Who painted the Mona Lisa?"
+RELATED = ["What carries pollen between the varieties?", "How does a glacier move?"]
+
+
+def test_related_questions_when_asked_are_grounded_and_not_the_question(tmp_path: Path) -> None:
+    replies = [APPLE_REPLY, ORCHARD_QUESTIONS, GLACIER_QUESTIONS] * 2
+    server, _ = build(tmp_path, replies)
     with TestClient(server) as client:
         body = client.post("/v1/chat/completions", json=ask_body(return_related_questions=True)).json()
-    assert body["related_questions"] == []
+        stream = ask_body(return_related_questions=True, stream=True)
+        with client.stream("POST", "/v1/chat/completions", json=stream) as response:
+            chunks = [c for c in sse_payloads(response.iter_lines()) if isinstance(c, dict)]
+    assert body["related_questions"] == RELATED
+    assert body["footnote"]["related_questions"] == RELATED
+    assert body["choices"][0]["message"]["content"] == APPLE_REPLY
+    assert [c.get("related_questions") for c in chunks if "related_questions" in c] == [RELATED]
+
+
+def test_the_setting_suggests_related_questions_without_the_request_flag(tmp_path: Path) -> None:
+    server, _ = build(tmp_path, [APPLE_REPLY, ORCHARD_QUESTIONS, GLACIER_QUESTIONS], related_questions=True)
+    with TestClient(server) as client:
+        body = client.post("/v1/chat/completions", json=ask_body()).json()
+    assert body["related_questions"] == RELATED
 
 
 def test_max_tokens_is_capped_by_the_server(tmp_path: Path) -> None:

@@ -39,6 +39,10 @@ NAME_WEIGHT = 2.0
 MISSING_KEY_TERM_PENALTY = 0.5
 # A two-sentence span is a less exact footnote and shares more words by chance.
 PAIR_PENALTY = 0.05
+# An answer fragment ("Norway.", "The answer is: 2022.") claims what the question completes
+# it to; scored alone, any span that merely contains "2022" would support it. Sentences with
+# at most this many content terms are scored together with the question's terms.
+FRAGMENT_TERMS = 2
 # Lexical overlap misses paraphrases; embedding cosine rewards mere topicality. Averaging
 # asks for both, so a topical sentence with invented content stays below the threshold.
 LEXICAL_WEIGHT = 0.5
@@ -158,7 +162,10 @@ class CitationChecker:
         sources: Sequence[SearchHit],
         embedder: Embedder | None = None,
         threshold: float = DEFAULT_THRESHOLD,
+        question: str | None = None,
     ) -> None:
+        self.question = question.strip() if question else ""
+        self._question_terms = content_terms(self.question)
         self.sources = list(sources)
         self.embedder = embedder
         self.threshold = threshold
@@ -174,7 +181,7 @@ class CitationChecker:
         claim = content_terms(text)
         if not claim or is_no_answer(text) or text.endswith(_NOT_CLAIM_ENDINGS):
             return AnswerSentence(text, [], False, markers, corrected=bool(markers), is_claim=False)
-        best = self._best_per_source(text, claim)
+        best = self._best_per_source(*self._completed(text, claim))
         numbers = [n for n in markers if 1 <= n <= len(best) and self._supports(best[n - 1])]
         if not numbers:
             top = self._top_source(best)
@@ -189,6 +196,13 @@ class CitationChecker:
             corrected=bool(markers) and numbers != markers,
             score=top_score,
         )
+
+    def _completed(self, text: str, claim: dict[str, float]) -> tuple[str, dict[str, float]]:
+        """The claim a sentence makes once a fragment is completed by the question's terms."""
+        asked = self._question_terms
+        if len(claim) > FRAGMENT_TERMS or not asked or claim.keys() >= asked.keys():
+            return text, claim
+        return f"{self.question} {text}", {**asked, **claim}
 
     def check_all(self, text: str) -> list[AnswerSentence]:
         """Split a whole answer into sentences and check each."""

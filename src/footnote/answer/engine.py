@@ -23,6 +23,7 @@ from footnote.answer.citations import (
 )
 from footnote.answer.history import condense_question, recent_turns
 from footnote.answer.prompt import NO_ANSWER, build_messages
+from footnote.answer.related import suggest_related
 from footnote.answer.sentences import SentenceAssembler, strip_markers
 from footnote.errors import QueryError
 from footnote.models.base import Embedder, GenerationParams, Generator, Message
@@ -36,6 +37,12 @@ _LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)]\s+")
 # documents". Off by default: `footnote eval answers --calibrate --limit 40` on RGB en_fact chose
 # 0.70 on 20 questions (held out 20: abstention 0.60, false abstention 0.35), too costly to switch on.
 ABSTAIN_BELOW = 0.0
+# When nothing the model wrote is supported, the source sentence that best matches the question
+# is quoted as the answer only if it matches at least this well; otherwise the answer abstains.
+# Off by default: chosen on RGB en_fact questions 0-39 (0.69: abstention 0.275, false abstention
+# 0.10), on the held-out 40-99 it withheld as many answerable questions (0.20) as unanswerable
+# ones (0.217), so the match score does not tell them apart.
+QUOTE_ABOVE = 0.0
 
 
 @dataclass
@@ -50,6 +57,7 @@ class Answer:
     relevance: float = 0.0  # how well the cited spans match the question
     withheld: bool = False  # citations found, but their relevance fell below the abstention threshold
     extracted: bool = False  # the model's text had no support; a source sentence was quoted instead
+    related_questions: list[str] = field(default_factory=list)
 
     @property
     def citations(self) -> list[Citation]:
@@ -83,6 +91,7 @@ class Answer:
             ],
             "citations": [asdict(c) for c in self.citations],
             "sources": [source_dict(number, hit) for number, hit in enumerate(self.sources, start=1)],
+            "related_questions": list(self.related_questions),
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
         }
 
@@ -128,7 +137,11 @@ class AnswerEngine:
         generation: GenerationParams | None = None,
         abstain_below: float = ABSTAIN_BELOW,
         extract_fallback: bool = True,
+        related_questions: bool = False,
+        quote_above: float = QUOTE_ABOVE,
     ) -> None:
+        self.quote_above = quote_above
+        self.related_questions = related_questions
         self.abstain_below = abstain_below
         self.extract_fallback = extract_fallback
         self.retriever = retriever
@@ -177,7 +190,7 @@ class AnswerEngine:
         if not sources:
             yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings))
             return
-        checker = CitationChecker(sources, self.embedder)
+        checker = CitationChecker(sources, self.embedder, question=question)
         assembler = SentenceAssembler()
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
@@ -211,23 +224,41 @@ class AnswerEngine:
                 continue
             sentences.append(checker.check(text))
             yield SentenceEvent(len(sentences) - 1, sentences[-1])
-        extracted = False
-        model_abstained = any(is_no_answer(s.text) for s in sentences)
-        if self.extract_fallback and not model_abstained and not any(s.citations for s in sentences):
-            quote = checker.extract(question)
-            if quote is not None and quote.citations:
-                sentences.append(quote)
-                extracted = True
-                yield SentenceEvent(len(sentences) - 1, quote)
+        quote = self._quote_instead(checker, question, sentences)
+        if quote is not None:
+            sentences.append(quote)
+            yield SentenceEvent(len(sentences) - 1, quote)
         timings["total"] = _ms_since(started)
         answer = self._answer(question, "".join(pieces), sentences, sources, timings)
-        answer.extracted = extracted
+        answer.extracted = quote is not None
         answer.relevance = checker.question_relevance(question, answer.citations)
         if answer.citations and answer.relevance < self.abstain_below:
             answer.withheld = True
             answer.text = NO_ANSWER
         tracing.record("verify", verifying, time.time_ns(), sentences=len(sentences))
+        if self.related_questions:
+            answer.related_questions = self._related(question, answer)
+            timings["related"] = _ms_since(started)
         yield DoneEvent(answer)
+
+    def _quote_instead(
+        self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]
+    ) -> AnswerSentence | None:
+        """The source sentence best matching the question, when nothing the model wrote is
+        supported (and it did not say the documents lack the answer) and the match is good enough."""
+        if not self.extract_fallback or any(s.citations or is_no_answer(s.text) for s in sentences):
+            return None
+        quote = checker.extract(question)
+        if quote is None or not quote.citations:
+            return None
+        return quote if checker.question_relevance(question, quote.citations) >= self.quote_above else None
+
+    def _related(self, question: str, answer: Answer) -> list[str]:
+        """Follow-ups from the sources the answer cites, then from the others in rank order."""
+        cited = list(dict.fromkeys(citation.number for citation in answer.citations))
+        rest = [n for n in range(1, len(answer.sources) + 1) if n not in cited]
+        sources = [answer.sources[n - 1] for n in [*cited, *rest]]
+        return suggest_related(self.generator, question, sources, self.generation)
 
     def ask_sources(self, question: str, hits: Sequence[SearchHit]) -> Answer:
         return _final(self.stream_sources(question, hits))

@@ -40,6 +40,8 @@ def run_answer_evaluation(
     passages: int,
     json_output: bool,
     calibrate: bool = False,
+    skip: int = 0,
+    model: str | None = None,
 ) -> None:
     from footnote.application import create_app
     from footnote.evaluation.answers import index_passages
@@ -51,14 +53,15 @@ def run_answer_evaluation(
         raise FootnoteError(f"unknown --run '{unknown[0]}'; use reading, unanswerable or end_to_end")
     if calibrate and not {"reading", "unanswerable"} <= set(chosen):
         raise FootnoteError("--calibrate needs both the reading and the unanswerable runs")
-    records = load_records(dataset, limit)
+    records = load_records(dataset, limit, skip)
     results: list[RunResult] = []
     with tempfile.TemporaryDirectory(prefix="footnote-eval-answers-") as home:
-        app = create_app(Settings(home=Path(home)))
+        app = create_app(Settings(home=Path(home), llm=model) if model else Settings(home=Path(home)))
         try:
             engine = app.answer_engine()
+            engine.related_questions = False  # not measured here, and one more generation per question
             if calibrate:
-                engine.abstain_below = 0.0
+                engine.abstain_below = engine.quote_above = 0.0
             bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -89,18 +92,21 @@ def run_answer_evaluation(
                 "embedder": app.settings.embedder,
                 "passages": passages,
                 "abstain_below": engine.abstain_below,
+                "quote_above": engine.quote_above,
             }
         finally:
             app.close()
-    calibration = None
+    calibrations = []
     if calibrate:
         by_run = {r.run: r for r in results}
-        calibration = calibrate_abstention(by_run["reading"], by_run["unanswerable"])
+        pair = by_run["reading"], by_run["unanswerable"]
+        calibrations = [calibrate_abstention(*pair, gate) for gate in ("answers", "quotes")]
     if json_output:
         output.print_json(
             {
-                "calibration": None if calibration is None else vars(calibration),
+                "calibration": [vars(calibration) for calibration in calibrations],
                 "dataset": str(dataset),
+                "skipped": skip,
                 "questions": len(records),
                 "settings": settings,
                 "runs": {
@@ -111,10 +117,10 @@ def run_answer_evaluation(
         )
     else:
         _print_table(dataset.name, len(records), settings["llm"], results)
-        if calibration is not None:
+        for calibration in calibrations:
             chosen_on = len(calibration.calibration_ids)
             output.console.print(
-                f"abstention threshold {calibration.threshold:.4f} (chosen on {chosen_on} "
+                f"{calibration.gate} gate threshold {calibration.threshold:.4f} (chosen on {chosen_on} "
                 f"questions); held out: abstention {_cell(calibration.held_out_abstention)}, "
                 f"false abstention {_cell(calibration.held_out_false_abstention)}"
             )

@@ -14,8 +14,13 @@ from footnote.models.base import Message
 EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 
 
-def stream_answer(question: str, history: Sequence[Message], json_output: bool = False) -> str:
-    """Answer `question` after `history`, printing sentences as they are checked; returns the answer text."""
+def stream_answer(
+    question: str, history: Sequence[Message], json_output: bool = False, related: bool = False
+) -> str:
+    """Answer `question` after `history`, printing sentences as they are checked; returns the answer text.
+
+    With `related` (or the `related_questions` setting) follow-up questions are suggested after it.
+    """
     from footnote.answer.engine import DoneEvent, SentenceEvent
     from footnote.cli.main import open_app
 
@@ -23,7 +28,7 @@ def stream_answer(question: str, history: Sequence[Message], json_output: bool =
     try:
         answer = None
         printer = output.SentencePrinter()
-        for event in footnote.answer_engine().stream(question, history=list(history)):
+        for event in footnote.answer_engine(related).stream(question, history=list(history)):
             if isinstance(event, SentenceEvent) and not json_output:
                 printer.print(event.sentence)
             elif isinstance(event, DoneEvent):
@@ -36,6 +41,7 @@ def stream_answer(question: str, history: Sequence[Message], json_output: bool =
                 output.console.print(answer.text, end="")
             output.console.print()
             output.print_sources(answer)
+            output.print_related(answer)
         return answer.text
     finally:
         footnote.close()

@@ -103,6 +103,12 @@ def answers(
         list[str] | None,
         typer.Option("--run", help="reading, unanswerable or end_to_end (repeatable; default all)."),
     ] = None,
+    skip: Annotated[
+        int, typer.Option("--skip", min=0, help="Leave out the first N questions (e.g. those used to tune).")
+    ] = 0,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Answer model (registered name or GGUF path).")
+    ] = None,
     passages: Annotated[int, typer.Option(min=1, max=20, help="Passages per question when given.")] = 5,
     calibrate: Annotated[
         bool,
@@ -116,4 +122,4 @@ def answers(
     """Answer every question and score correctness, citations, abstention and latency."""
     from footnote.cli.answer_eval import run_answer_evaluation
 
-    run_answer_evaluation(dataset, limit, runs, passages, json_output, calibrate)
+    run_answer_evaluation(dataset, limit, runs, passages, json_output, calibrate, skip=skip, model=model)

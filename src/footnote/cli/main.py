@@ -96,12 +96,16 @@ def ask(
         Path | None,
         typer.Option("--history", help="Earlier turns: a JSON list of {role, content} messages."),
     ] = None,
+    related: Annotated[
+        bool,
+        typer.Option("--related", help="Suggest follow-up questions the sources answer (more model calls)."),
+    ] = False,
 ) -> None:
     """Answer a question with footnotes checked against the sources."""
     from footnote.answer.history import read_history
     from footnote.cli.chat import stream_answer
 
-    stream_answer(question, read_history(history_file) if history_file else [], json_output)
+    stream_answer(question, read_history(history_file) if history_file else [], json_output, related)
 
 
 @app.command()

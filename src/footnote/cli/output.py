@@ -63,6 +63,13 @@ def print_sources(answer: Answer) -> None:
         console.print(f"[yellow]{flagged} sentence(s) have no supporting passage in the sources.[/]")
 
 
+def print_related(answer: Answer) -> None:
+    if answer.related_questions:
+        console.print("\n[bold]Related questions[/]")
+        for question in answer.related_questions:
+            console.print(f"- {escape(question)}", soft_wrap=True)
+
+
 def print_hits(hits: list[SearchHit]) -> None:
     if not hits:
         console.print("[dim]no results[/]")

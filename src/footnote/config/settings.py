@@ -221,3 +221,20 @@ class Settings(BaseSettings):
         None, description="cross-encoder folder or cached model id; for llm, a GGUF (default: llm)"
     )
     rerank_candidates: int = Field(20, ge=1, le=200, description="fused candidates the reranker rescores")
+    # --- abstention (thresholds chosen with `footnote eval answers --calibrate`) ---------------
+    abstain_below: float = Field(
+        0.0, ge=0.0, le=1.0, description="withhold answers whose cited spans match the question less; 0: off"
+    )
+    quote_above: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="when nothing the model wrote is supported, quote the best-matching source sentence "
+        "only if it matches the question at least this well; otherwise say the documents lack the answer",
+    )
+    # --- related questions (one more generation after each answer) ----------------------------
+    related_questions: bool = Field(
+        False,
+        description="suggest follow-up questions grounded in the sources after every answer "
+        "(a request asks for them with return_related_questions or `ask --related`)",
+    )

@@ -120,14 +120,18 @@ def _share(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-def load_records(path: Path, limit: int | None = None) -> list[AnswerRecord]:
-    """Records of an RGB-style JSONL file: query, answer, positive and negative passages."""
+def load_records(path: Path, limit: int | None = None, skip: int = 0) -> list[AnswerRecord]:
+    """Records of an RGB-style JSONL file (query, answer, positive and negative passages): the
+    first `limit` after the first `skip`."""
     if not path.is_file():
         raise AnswerDatasetError(f"{path} is not a file; pass a JSONL file such as rgb/en_fact.jsonl")
     records: list[AnswerRecord] = []
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
+                continue
+            if skip > 0:
+                skip -= 1
                 continue
             try:
                 raw = json.loads(line)
@@ -256,32 +260,41 @@ def evaluate_run(
 
 @dataclass(frozen=True)
 class Calibration:
-    """The abstention threshold chosen on one half of the questions and scored on the other."""
+    """A relevance threshold chosen on one half of the questions and scored on the other.
 
+    `gate` says what it withholds: "answers" (any answer whose cited spans match the question
+    less, `ABSTAIN_BELOW`) or "quotes" (only a quoted source sentence standing in for an
+    unsupported answer, `QUOTE_ABOVE`).
+    """
+
+    gate: str
     threshold: float
     calibration_ids: list[str]
     held_out_abstention: float | None
     held_out_false_abstention: float | None
 
 
-def calibrate_abstention(reading: RunResult, unanswerable: RunResult) -> Calibration:
+def calibrate_abstention(reading: RunResult, unanswerable: RunResult, gate: str = "answers") -> Calibration:
     """Pick the relevance threshold that best separates answerable from unanswerable questions.
 
-    Both runs must have been made with the gate off (threshold 0), so every answer carries its
-    ungated relevance. Questions at even positions form the calibration split; the threshold
-    maximises balanced accuracy there (abstain on unanswerable, answer on answerable; ties go
-    to the lower threshold; candidates are midpoints between observed scores) and is then
-    scored on the odd positions.
+    Both runs must have been made with both gates off (thresholds 0), so every answer carries
+    its ungated relevance. Questions at even positions form the calibration split; the
+    threshold maximises balanced accuracy there (abstain on unanswerable, answer on answerable;
+    ties go to the lower threshold; candidates are midpoints between observed scores) and is
+    then scored on the odd positions.
     """
 
     def split(result: RunResult, even: bool) -> list[QuestionOutcome]:
         return [o for i, o in enumerate(result.outcomes) if (i % 2 == 0) == even]
 
+    def withheld(o: QuestionOutcome, t: float) -> bool:
+        return o.abstained or (o.relevance < t and (gate == "answers" or o.extracted))
+
     def rates(
         answerable: list[QuestionOutcome], unanswerable: list[QuestionOutcome], t: float
     ) -> tuple[float, float]:
-        abstain = [o.abstained or o.relevance < t for o in unanswerable]
-        false = [o.abstained or o.relevance < t for o in answerable]
+        abstain = [withheld(o, t) for o in unanswerable]
+        false = [withheld(o, t) for o in answerable]
         return sum(abstain) / max(len(abstain), 1), sum(false) / max(len(false), 1)
 
     answer_cal, unanswer_cal = split(reading, True), split(unanswerable, True)
@@ -294,4 +307,4 @@ def calibrate_abstention(reading: RunResult, unanswerable: RunResult) -> Calibra
         if abstention + (1 - false) > best_score + 1e-12:
             best, best_score = t, abstention + (1 - false)
     abstention, false = rates(split(reading, False), split(unanswerable, False), best)
-    return Calibration(best, [o.id for o in answer_cal], abstention, false)
+    return Calibration(gate, best, [o.id for o in answer_cal], abstention, false)

@@ -43,6 +43,7 @@ class AnswerRequest:
     generation: GenerationParams
     top_k: int
     source_filter: SourceFilter = field(default_factory=SourceFilter)
+    related_questions: bool = False
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,9 @@ def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[RunEven
         app.embedder,
         retrieval=app.retrieval_params(request.top_k),
         generation=request.generation,
+        abstain_below=app.settings.abstain_below,
+        related_questions=request.related_questions,
+        quote_above=app.settings.quote_above,
     )
     completion_tokens = 0
     for event in engine.stream(request.question):

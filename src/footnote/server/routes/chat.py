@@ -101,7 +101,8 @@ def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerReq
         priority=body.priority or 0,
     )
     source_filter = SourceFilter.parse(body.search_domain_filter, body.search_recency_filter)
-    return AnswerRequest(questions[-1], generation, settings.top_k, source_filter)
+    related = body.return_related_questions or settings.related_questions
+    return AnswerRequest(questions[-1], generation, settings.top_k, source_filter, related)
 
 
 @router.post("/v1/chat/completions", response_model=ChatCompletion, responses=STREAM_RESPONSE)
@@ -113,7 +114,7 @@ async def chat_completions(body: ChatCompletionRequest, state: State) -> Respons
         created=int(time.time()),
         max_tokens=request.generation.max_tokens,
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
-        related_questions=body.return_related_questions,
+        related_questions=request.related_questions,
     )
     run = await start_cached_answer(state, request)
     if body.stream:
@@ -150,7 +151,7 @@ def _completion_body(completion: Completion, finished: RunFinished, sources: Sou
     body["citations"] = sources.citations
     body["search_results"] = sources.search_results
     if completion.related_questions:
-        body["related_questions"] = []  # follow-up questions are not generated yet
+        body["related_questions"] = answer.related_questions
     body["footnote"] = answer.to_dict()
     return body
 
@@ -223,7 +224,7 @@ def _closing_chunks(
     last = _chunk(completion, model, {}, _finish_reason(completion, finished))
     last.update(citations=sources.citations, search_results=sources.search_results)
     if completion.related_questions:
-        last["related_questions"] = []
+        last["related_questions"] = finished.answer.related_questions
     last["footnote"] = finished.answer.to_dict()
     chunks.append(last)
     if completion.include_usage:

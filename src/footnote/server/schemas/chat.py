@@ -69,7 +69,9 @@ class ChatCompletionRequest(BaseModel):
         description="domains or file-path pieces to include; prefix `-` to exclude",
     )
     search_recency_filter: Recency | None = None
-    return_related_questions: bool = False
+    return_related_questions: bool = Field(
+        False, description="suggest up to 5 follow-up questions grounded in the cited sources"
+    )
     priority: int | None = Field(
         None, ge=-100, le=100, description="footnote: larger is served first when backends queue requests"
     )
@@ -114,7 +116,9 @@ class ChatCompletion(BaseModel):
     usage: Usage
     citations: list[str] = Field(description="source URIs; `[n]` in the text refers to citations[n-1]")
     search_results: list[SearchResult]
-    related_questions: list[str] | None = Field(None, description="present when return_related_questions")
+    related_questions: list[str] | None = Field(
+        None, description="follow-up questions the sources can answer; present when return_related_questions"
+    )
     footnote: dict[str, Any] = Field(description="footnote's checked sentences and span-level citations")
 
 
