@@ -54,7 +54,7 @@ class Settings(BaseSettings):
         "minilm-l6", description="registered embedder name, a sentence-transformers path, or a model id"
     )
     chunk_tokens: int = Field(200, ge=16, le=8192, description="largest chunk, in embedder tokens")
-    chunk_overlap: int = Field(40, ge=0, description="tokens repeated between pieces of a split block")
+    chunk_overlap: int = Field(20, ge=0, description="tokens repeated between pieces of a split block")
     keyword_candidates: int = Field(50, ge=1, le=1000, description="depth of the keyword list before fusion")
     keyword_memory: bool = Field(
         True,

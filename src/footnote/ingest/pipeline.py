@@ -177,7 +177,7 @@ class Ingestor:
         vectors: VectorIndex,
         embedder: Embedder,
         chunk_tokens: int = 200,
-        chunk_overlap: int = 40,
+        chunk_overlap: int = 20,
         batch_size: int = 32,
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
