@@ -22,7 +22,7 @@ def test_defaults() -> None:
     assert settings.home == default_home().expanduser().resolve()
     assert settings.llm == "smollm2-135m"
     assert settings.embedder == "minilm-l6"
-    assert (settings.chunk_tokens, settings.chunk_overlap) == (200, 40)
+    assert (settings.chunk_tokens, settings.chunk_overlap) == (200, 20)
     assert (settings.keyword_candidates, settings.dense_candidates, settings.rrf_k) == (50, 50, 60)
     assert (settings.top_k, settings.context_tokens, settings.answer_tokens) == (5, 2048, 256)
     assert (settings.temperature, settings.seed, settings.threads, settings.embed_batch_size) == (
