@@ -66,7 +66,8 @@ RECORD_TURNS = """() => {
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessServer]:
     root = tmp_path_factory.mktemp("web-page")
-    generator = ScriptedGenerator([FLAGGED_REPLY] * 20)
+    # The page asks for related questions too: each answer takes up to four replies.
+    generator = ScriptedGenerator([FLAGGED_REPLY] * 100)
     with serve_with(
         root / "home", generator, write_corpus(root / "corpus"), max_upload_bytes=4096
     ) as running:
@@ -310,7 +311,7 @@ def test_a_server_error_while_streaming_shows_an_error_not_a_spinner(browser: An
 
 def test_a_missing_key_points_to_settings_and_a_saved_key_works(browser: Any, tmp_path: Path) -> None:
     key = "web-test-key-0123456789abcdef"
-    generator = ScriptedGenerator([APPLE_REPLY])
+    generator = ScriptedGenerator([APPLE_REPLY] * 4)
     with serve_with(
         tmp_path / "home", generator, write_corpus(tmp_path / "corpus"), api_keys=[key]
     ) as locked:
@@ -339,7 +340,8 @@ def test_a_pdf_footnote_names_its_page_in_tooltip_and_source_view(browser: Any, 
     lava = ["Basalt lava flows far before it cools, because it is runny and hot."]
     pumice = ["Pumice is a volcanic rock so light that it floats on water."]
     write_sample_pdf(corpus / "rocks.pdf", [lava, pumice], title="Rocks", sections=["Lava", "Pumice"])
-    generator = ScriptedGenerator(["Pumice is a volcanic rock so light that it floats on water [1]."])
+    answer = "Pumice is a volcanic rock so light that it floats on water [1]."
+    generator = ScriptedGenerator([answer] + ["Why does pumice float on water?"] * 3)
     with serve_with(tmp_path / "home", generator, corpus) as running:
         context = browser.new_context()
         page = context.new_page()
