@@ -348,6 +348,9 @@ def test_a_pdf_footnote_names_its_page_in_tooltip_and_source_view(browser: Any, 
         try:
             page.goto(running.base_url + "/")
             turn = ask(page, "What is pumice?")
+            related = turn.locator(".related li")
+            related.first.wait_for()
+            assert related.all_inner_texts() == ["Why does pumice float on water?"]
             marker = turn.locator(".fn-marker").first
             marker.hover()
             tooltip = page.locator("#tooltip")
