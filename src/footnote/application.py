@@ -62,7 +62,8 @@ class Application:
         from footnote.models.onnx_int8 import quantized_model
 
         try:
-            model = exported_model(Path(location), s.model_cache, s.embedder)
+            # With int8 only the float export's manifest is read: its graph is hashed if quantized again.
+            model = exported_model(Path(location), s.model_cache, s.embedder, verify=not s.embed_int8)
             if s.embed_int8:
                 model = quantized_model(model)
         except ModelError as exc:
@@ -142,15 +143,24 @@ class Application:
         else:
             self._keyword_index.catch_up()
 
-    def answer_engine(self, related_questions: bool = False) -> AnswerEngine:
-        """The engine with these settings; related questions when asked here or by the settings."""
+    def answer_engine(
+        self,
+        related_questions: bool = False,
+        *,
+        retriever: HybridRetriever | None = None,
+        top_k: int | None = None,
+        generation: GenerationParams | None = None,
+    ) -> AnswerEngine:
+        """The engine with these settings (a request may bring its own retriever, depth and
+        generation); related questions when asked here or by the settings."""
         s = self.settings
         return AnswerEngine(
-            self.retriever(),
+            retriever or self.retriever(),
             self.generator,
             self.embedder,
-            retrieval=self.retrieval_params(s.top_k),
-            generation=GenerationParams(max_tokens=s.answer_tokens, temperature=s.temperature, seed=s.seed),
+            retrieval=self.retrieval_params(top_k or s.top_k),
+            generation=generation
+            or GenerationParams(max_tokens=s.answer_tokens, temperature=s.temperature, seed=s.seed),
             abstain_below=s.abstain_below,
             related_questions=related_questions or s.related_questions,
             quote_above=s.quote_above,

@@ -17,7 +17,7 @@ from footnote.errors import ModelError
 from footnote.models import onnx_int8
 from footnote.models.base import Embedder
 from footnote.models.embedders import SentenceTransformerEmbedder
-from footnote.models.onnx_embedder import MANIFEST, ExportedModel, OnnxEmbedder, exported_model
+from footnote.models.onnx_embedder import MANIFEST, ExportedModel, OnnxEmbedder, exported_model, load_manifest
 from footnote.models.onnx_int8 import INT8_FOLDER, quantized_model
 from footnote.models.registry import resolve_embedder
 
@@ -43,12 +43,7 @@ def export_copy(float_export: ExportedModel, tmp_path: Path) -> ExportedModel:
     """A private copy of the float export, so a test may quantize or damage it freely."""
     folder = tmp_path / float_export.folder.name
     shutil.copytree(float_export.folder, folder, ignore=shutil.ignore_patterns(f"{INT8_FOLDER}*"))
-    return exported_model_at(folder)
-
-
-def exported_model_at(folder: Path) -> ExportedModel:
-    details = json.loads((folder / MANIFEST).read_text())
-    return ExportedModel(folder, details["dimension"], details["max_tokens"], details["token_types"])
+    return load_manifest(folder, "copied for a test")
 
 
 def test_the_int8_copy_is_made_once_and_a_tampered_one_refused(export_copy: ExportedModel) -> None:

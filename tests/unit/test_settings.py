@@ -44,6 +44,7 @@ def test_paths_derive_from_home(tmp_path: Path) -> None:
     assert settings.ensure_home() == settings.home
     assert settings.home.is_dir()
     assert Settings(home=tmp_path / "data", model_dir=tmp_path / "m").model_cache == tmp_path / "m"
+    assert Settings(home=tmp_path / "data", model_dir="").model_cache == settings.home / "models"
 
 
 def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -87,10 +87,12 @@ class Settings(BaseSettings):
     def _expand_home(cls, value: Path) -> Path:
         return value.expanduser().resolve()
 
-    @field_validator("model_dir", mode="after")
+    @field_validator("model_dir", mode="before")
     @classmethod
-    def _expand_model_dir(cls, value: Path | None) -> Path | None:
-        return value.expanduser().resolve() if value is not None and str(value) else None
+    def _expand_model_dir(cls, value: Any) -> Any:
+        if value is None or str(value).strip() == "":  # FOOTNOTE_MODEL_DIR= means the default
+            return None
+        return Path(value).expanduser().resolve()
 
     @model_validator(mode="after")
     def _overlap_below_chunk(self) -> Settings:

@@ -7,7 +7,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -66,6 +66,14 @@ class RecentVectors:
             self._vectors[text] = vector
             if len(self._vectors) > self._size:
                 self._vectors.popitem(last=False)
+
+    def get_or_make(self, text: str, make: Callable[[str], Vector]) -> Vector:
+        """A copy of the kept vector of `text`, made (outside the lock) and kept when missing."""
+        vector = self.get(text)
+        if vector is None:
+            vector = make(text)
+            self.put(text, vector)
+        return list(vector)
 
 
 Role = Literal["system", "user", "assistant"]

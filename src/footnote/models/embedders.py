@@ -83,13 +83,11 @@ class SentenceTransformerEmbedder(Embedder):
 
     def embed(self, text: str) -> Vector:
         """One text, straight through the model's modules: a query costs no batching overhead."""
-        vector = self._recent.get(text)
-        if vector is None:
-            vector = self.embed_batch([text])[0] if self._query_tokenizer is None else self._embed_one(text)
-            self._recent.put(text, vector)
-        return list(vector)
+        return self._recent.get_or_make(text, self._embed_one)
 
     def _embed_one(self, text: str) -> Vector:
+        if self._query_tokenizer is None:
+            return self.embed_batch([text])[0]
         import torch
 
         with self._query_lock:

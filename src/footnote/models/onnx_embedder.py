@@ -16,7 +16,7 @@ import os
 import re
 import shutil
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ class ExportedModel:
     dimension: int
     max_tokens: int
     token_types: bool  # whether the graph takes token_type_ids
+    sha256: str = ""  # of the graph, as its manifest records it (empty while it is being made)
 
     @property
     def graph(self) -> Path:
@@ -100,11 +101,11 @@ class OnnxEmbedder(Embedder):
         return vectors.tolist()
 
     def embed(self, text: str) -> Vector:
-        vector = self._recent.get(text)
-        if vector is None:
-            vector = self._run(self._query_session, [self._tokenizer.encode(text)])[0].tolist()
-            self._recent.put(text, vector)
-        return list(vector)
+        return self._recent.get_or_make(text, self._embed_one)
+
+    def _embed_one(self, text: str) -> Vector:
+        vector: Vector = self._run(self._query_session, [self._tokenizer.encode(text)])[0].tolist()
+        return vector
 
     def embed_many(self, texts: Sequence[str], batch_size: int = 32) -> list[Vector]:
         return self.embed_batch(texts)  # batches by length itself
@@ -138,49 +139,57 @@ def _session(graph: Path, threads: int) -> Any:
     return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 
 
-def exported_model(source: Path, models_dir: Path, name: str) -> ExportedModel:
+def exported_model(source: Path, models_dir: Path, name: str, verify: bool = True) -> ExportedModel:
     """The ONNX copy of the sentence-transformers folder `source` (called `name`), exported on
-    first use.
+    first use. `verify=False` skips hashing the graph, for a caller that only reads its manifest.
 
     Raises ModelError when the model cannot be exported (its modules are not a transformer
     with mean pooling) or the export does not reproduce the torch vectors."""
     safe_name = re.sub(r"[^\w.-]+", "_", name)
     folder = models_dir / f"{safe_name}.onnx-{_source_key(source)}"
-    manifest = folder / MANIFEST
-    if manifest.is_file():
-        return load_manifest(folder, f"delete {folder} to export again")
-    partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    try:
-        try:
-            details = _export(source, partial)
-        except (RuntimeError, ImportError, ValueError) as exc:
-            raise ModelError(f"{source} could not be exported to ONNX ({exc})") from exc
-        details["sha256"] = sha256_file(partial / "model.onnx")
-        (partial / MANIFEST).write_text(json.dumps(details, indent=2) + "\n", encoding="utf-8")
-        try:
-            os.replace(partial, folder)
-        except OSError:
-            if not manifest.is_file():  # not a concurrent export that finished first
-                raise
-    finally:
+    return made_once(folder, lambda target: _export_checked(source, target), "export", verify)
+
+
+def made_once(
+    folder: Path, make: Callable[[Path], dict[str, Any]], verb: str, verify: bool = True
+) -> ExportedModel:
+    """The model in `folder`, made by `make(target)` on first use: written into a folder of its
+    own and moved into place whole, so an interrupted run leaves nothing half-made. Its manifest
+    records the graph's SHA-256, checked on every later load unless `verify` is False."""
+    if not (folder / MANIFEST).is_file():
+        partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
-    log.info("exported %s to ONNX in %s", source, folder)
-    return load_manifest(folder, f"delete {folder} to export again")
+        partial.mkdir(parents=True)
+        try:
+            details = make(partial)
+            details["sha256"] = sha256_file(partial / "model.onnx")
+            (partial / MANIFEST).write_text(json.dumps(details, indent=2) + "\n", encoding="utf-8")
+            try:
+                os.replace(partial, folder)
+            except OSError:
+                if not (folder / MANIFEST).is_file():  # not a concurrent run that finished first
+                    raise
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
+        log.info("made %s (%s)", folder, verb)
+    return load_manifest(folder, f"delete {folder} to {verb} again", verify)
 
 
-def load_manifest(folder: Path, fix: str) -> ExportedModel:
+def load_manifest(folder: Path, fix: str, verify: bool = True) -> ExportedModel:
     """The model described by `folder`'s manifest, once its graph matches the recorded hash."""
     try:
         details = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         model = ExportedModel(
-            folder, int(details["dimension"]), int(details["max_tokens"]), bool(details["token_types"])
+            folder,
+            int(details["dimension"]),
+            int(details["max_tokens"]),
+            bool(details["token_types"]),
+            str(details["sha256"]),
         )
-        expected = str(details["sha256"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ModelError(f"{folder / MANIFEST} is unreadable ({exc}); {fix}") from exc
-    verify_file(model.graph, expected, fix)
+    if verify:
+        verify_file(model.graph, model.sha256, fix)
     return model
 
 
@@ -191,6 +200,13 @@ def _source_key(source: Path) -> str:
         stat = path.stat()
         digest.update(f"{path.relative_to(source)} {stat.st_size} {stat.st_mtime_ns}\n".encode())
     return digest.hexdigest()[:16]
+
+
+def _export_checked(source: Path, target: Path) -> dict[str, Any]:
+    try:
+        return _export(source, target)
+    except (RuntimeError, ImportError, ValueError) as exc:
+        raise ModelError(f"{source} could not be exported to ONNX ({exc})") from exc
 
 
 def _export(source: Path, target: Path) -> dict[str, Any]:

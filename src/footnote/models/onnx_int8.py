@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from footnote.errors import ModelError
-from footnote.models.onnx_embedder import MANIFEST, PROBES, ExportedModel, OnnxEmbedder, load_manifest
-from footnote.models.registry import sha256_file
+from footnote.models.onnx_embedder import MANIFEST, PROBES, ExportedModel, OnnxEmbedder, made_once
+from footnote.models.registry import verify_file
 
 log = logging.getLogger(__name__)
 
@@ -44,30 +43,9 @@ def quantized_model(model: ExportedModel) -> ExportedModel:
     Raises ModelError when the copy cannot be made, strays from the float vectors, or no longer
     matches its recorded hash."""
     folder = model.folder / INT8_FOLDER
-    if (folder / MANIFEST).is_file():
-        return _load(folder, model)
-    partial = model.folder / f"{INT8_FOLDER}.partial-{os.getpid()}"
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir()
-    try:
-        details = _quantize(model, partial)
-        details["sha256"] = sha256_file(partial / "model.onnx")
-        (partial / MANIFEST).write_text(json.dumps(details, indent=2) + "\n", encoding="utf-8")
-        try:
-            os.replace(partial, folder)
-        except OSError:
-            if not (folder / MANIFEST).is_file():  # not a concurrent copy that finished first
-                raise
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
-    log.info("quantized %s to int8 in %s", model.graph, folder)
-    return _load(folder, model)
-
-
-def _load(folder: Path, source: ExportedModel) -> ExportedModel:
-    quantized = load_manifest(folder, f"delete {folder} to quantize again")
+    quantized = made_once(folder, lambda target: _quantize(model, target), "quantize")
     recorded = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("quantized_from")
-    if recorded != _float_sha256(source):
+    if recorded != model.sha256:
         raise ModelError(f"{folder} was quantized from another export; delete {folder} to quantize again")
     return quantized
 
@@ -75,6 +53,9 @@ def _load(folder: Path, source: ExportedModel) -> ExportedModel:
 def _quantize(model: ExportedModel, target: Path) -> dict[str, Any]:
     import onnxruntime
     from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # The float graph may have been opened unchecked (only its manifest was needed until now).
+    verify_file(model.graph, model.sha256, f"delete {model.folder} to export again")
 
     # The quantizer logs a suggestion to pre-process the graph on every call; the probes judge the result.
     quantizer_log = logging.getLogger()
@@ -102,7 +83,7 @@ def _quantize(model: ExportedModel, target: Path) -> dict[str, Any]:
         "max_tokens": model.max_tokens,
         "token_types": model.token_types,
         "weights": "int8, one scale per output channel; activations quantized per batch",
-        "quantized_from": _float_sha256(model),
+        "quantized_from": model.sha256,
         "min_probe_cosine": round(cosine, 5),
         "onnxruntime": onnxruntime.__version__,
     }
@@ -113,7 +94,3 @@ def probe_cosine(reference: ExportedModel, candidate: ExportedModel) -> float:
     expected = np.array(OnnxEmbedder(reference, "reference").embed_batch(PROBES))
     got = np.array(OnnxEmbedder(candidate, "candidate").embed_batch(PROBES))
     return float((expected * got).sum(axis=1).min())
-
-
-def _float_sha256(model: ExportedModel) -> str:
-    return str(json.loads((model.folder / MANIFEST).read_text(encoding="utf-8"))["sha256"])

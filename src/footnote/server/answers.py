@@ -21,7 +21,6 @@ from typing import Any
 from footnote.answer.citations import AnswerSentence, render_markdown
 from footnote.answer.engine import (
     Answer,
-    AnswerEngine,
     DoneEvent,
     SentenceEvent,
     SourcesEvent,
@@ -68,15 +67,8 @@ def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[RunEven
     """The engine's events, with sources described and usage counted (blocking; worker thread)."""
     app = state.models.generation()
     retriever = FilteredRetriever(app.retriever(), request.source_filter)
-    engine = AnswerEngine(
-        retriever,
-        app.generator,
-        app.embedder,
-        retrieval=app.retrieval_params(request.top_k),
-        generation=request.generation,
-        abstain_below=app.settings.abstain_below,
-        related_questions=request.related_questions,
-        quote_above=app.settings.quote_above,
+    engine = app.answer_engine(
+        request.related_questions, retriever=retriever, top_k=request.top_k, generation=request.generation
     )
     completion_tokens = 0
     for event in engine.stream(request.question):
