@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from footnote.ingest.loaders import unsupported_reason
@@ -25,7 +25,7 @@ def apply_changes(ingestor: Ingestor, roots: Sequence[Path], changed: Iterable[P
     started = time.perf_counter()
     present: list[Path] = []
     gone: list[Path] = []
-    for path in dict.fromkeys(changed):
+    for path in dict.fromkeys(_with_folder_contents(changed)):
         if path.is_file():
             root = next((r for r in roots if path == r or r in path.parents), None)
             relative = path.name if root is None or root == path else path.relative_to(root).as_posix()
@@ -40,6 +40,15 @@ def apply_changes(ingestor: Ingestor, roots: Sequence[Path], changed: Iterable[P
         ingestor.reconcile()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _with_folder_contents(changed: Iterable[Path]) -> Iterator[Path]:
+    """The changed paths, each folder followed by the files under it: files written into a new
+    folder before the watcher began to watch it raise no events of their own."""
+    for path in changed:
+        yield path
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.is_file())
 
 
 def follow(
