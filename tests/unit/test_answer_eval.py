@@ -67,6 +67,29 @@ def test_given_passages_mix_positives_and_negatives_in_a_fixed_order() -> None:
     assert all(hit.path == passage_path(hit.text) for hit in hits)
 
 
+@pytest.mark.parametrize(
+    ("noise", "expected"),
+    [
+        (0.0, ["p1", "p2", "p3", "n1", "n2"]),  # three positives only: negatives fill the rest
+        (0.2, ["p1", "p2", "p3", "n1", "n2"]),
+        (0.4, ["p1", "p2", "p3", "n1", "n2"]),
+        (0.6, ["p1", "p2", "n1", "n2", "n3"]),
+        (0.8, ["p1", "n1", "n2", "n3", "n4"]),
+        (0.99, ["p1", "n1", "n2", "n3", "n4"]),  # at least one positive
+    ],
+)
+def test_given_passages_follow_the_noise_rate(noise: float, expected: list[str]) -> None:
+    record = AnswerRecord("7", "q", [["x"]], ["p1", "p2", "p3"], ["n1", "n2", "n3", "n4", "n5", "n6"])
+    hits = given_passages(record, 5, answerable=True, noise=noise)
+    assert sorted(hit.text for hit in hits) == sorted(expected)
+
+
+def test_given_passages_take_more_positives_when_negatives_run_short() -> None:
+    record = AnswerRecord("7", "q", [["x"]], ["p1", "p2", "p3", "p4"], ["n1"])
+    hits = given_passages(record, 5, answerable=True, noise=0.6)
+    assert sorted(hit.text for hit in hits) == ["n1", "p1", "p2", "p3", "p4"]
+
+
 def test_load_records_reads_jsonl_and_names_bad_lines(tmp_path: Path) -> None:
     good = {"id": 3, "query": "q", "answer": "a", "positive": ["p"], "negative": ["n"]}
     path = tmp_path / "set.jsonl"

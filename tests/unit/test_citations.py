@@ -140,11 +140,28 @@ def test_only_supporting_markers_survive(sources: Sources) -> None:
     assert result.corrected and [citation.number for citation in result.citations] == [3]
 
 
-def test_equal_sources_cite_the_higher_ranked_one() -> None:
+def test_equal_sources_corroborate_in_rank_order() -> None:
     first, _ = hit_in_document(TIDES, 1)
     second, _ = hit_in_document(TIDES, 2)
     result = CitationChecker([first, second]).check("Neap tides have the smallest range.")
+    assert [citation.number for citation in result.citations] == [1, 2]
+
+
+def test_corroborating_sources_are_capped_and_weaker_ones_left_out() -> None:
+    copies = [hit_in_document(TIDES, number)[0] for number in range(1, 6)]
+    result = CitationChecker(copies).check("Neap tides have the smallest range.")
+    assert [citation.number for citation in result.citations] == [1, 2, 3]
+    weaker, _ = hit_in_document("Neap tides happen at the quarter moons.", 2)
+    result = CitationChecker([copies[0], weaker]).check("Neap tides have the smallest range.")
     assert [citation.number for citation in result.citations] == [1]
+
+
+def test_a_checked_model_marker_leads_and_corroboration_follows() -> None:
+    first, _ = hit_in_document(TIDES, 1)
+    second, _ = hit_in_document(TIDES, 2)
+    result = CitationChecker([first, second]).check("Neap tides have the smallest range [2].")
+    assert [citation.number for citation in result.citations] == [2, 1]
+    assert not result.corrected
 
 
 def test_claim_joining_two_source_sentences_cites_both() -> None:

@@ -43,6 +43,11 @@ PAIR_PENALTY = 0.05
 # it to; scored alone, any span that merely contains "2022" would support it. Sentences with
 # at most this many content terms are scored together with the question's terms.
 FRAGMENT_TERMS = 2
+# Sources that support a sentence almost as well as the best one are cited beside it, so a
+# reader sees which claims several sources corroborate. On RGB en_fact (reading, 100 answers
+# re-checked) a margin of 0.10 raised citation precision 0.594 -> 0.622; beyond 0.2 it fell.
+CORROBORATION_MARGIN = 0.10
+MAX_CITATIONS = 3
 # Lexical overlap misses paraphrases; embedding cosine rewards mere topicality. Averaging
 # asks for both, so a topical sentence with invented content stays below the threshold.
 LEXICAL_WEIGHT = 0.5
@@ -186,14 +191,17 @@ class CitationChecker:
         if not numbers:
             top = self._top_source(best)
             numbers = [top] if top is not None else []
-        citations = [self._citation(n, best[n - 1]) for n in numbers]
+        corrected = bool(markers) and numbers != markers
         top_score = max((score for score, _ in filter(None, best)), default=0.0)
+        if numbers:
+            numbers += self._corroborating(best, numbers, top_score)
+        citations = [self._citation(n, best[n - 1]) for n in numbers]
         return AnswerSentence(
             text,
             citations,
             supported=bool(citations),
             model_markers=markers,
-            corrected=bool(markers) and numbers != markers,
+            corrected=corrected,
             score=top_score,
         )
 
@@ -254,6 +262,20 @@ class CitationChecker:
             if top is None or entry[0] > top_score:
                 top, top_score = number, entry[0]
         return top
+
+    def _corroborating(
+        self, best: list[tuple[float, _Candidate] | None], cited: list[int], top_score: float
+    ) -> list[int]:
+        """Further sources whose best span supports the sentence within the corroboration margin
+        of the best one, strongest first, up to `MAX_CITATIONS` citations in all."""
+        floor = max(self.threshold, top_score - CORROBORATION_MARGIN)
+        others = [
+            (entry[0], number)
+            for number, entry in enumerate(best, start=1)
+            if entry is not None and entry[0] >= floor and number not in cited
+        ]
+        others.sort(key=lambda pair: (-pair[0], pair[1]))
+        return [number for _, number in others[: max(0, MAX_CITATIONS - len(cited))]]
 
     def _best_per_source(self, text: str, claim: dict[str, float]) -> list[tuple[float, _Candidate] | None]:
         vector = self.embedder.embed(text) if self.embedder is not None else None

@@ -13,6 +13,7 @@ from footnote.cli import output
 from footnote.config import Settings
 from footnote.errors import FootnoteError
 from footnote.evaluation.answers import (
+    DEFAULT_NOISE,
     RUNS,
     QuestionOutcome,
     RunResult,
@@ -42,6 +43,7 @@ def run_answer_evaluation(
     calibrate: bool = False,
     skip: int = 0,
     model: str | None = None,
+    noise: float = DEFAULT_NOISE,
 ) -> None:
     from footnote.application import create_app
     from footnote.evaluation.answers import index_passages
@@ -84,13 +86,14 @@ def run_answer_evaluation(
                     def advance(_: str, __: QuestionOutcome, task: Any = task) -> None:
                         bar.advance(task)
 
-                    results.append(evaluate_run(engine, records, run, passages, advance))
+                    results.append(evaluate_run(engine, records, run, passages, advance, noise))
             settings = {
                 "llm": app.settings.llm,
                 "llm_quantization": app.settings.llm_quantization,
                 "threads": app.settings.threads,
                 "embedder": app.settings.embedder,
                 "passages": passages,
+                "noise": noise,
                 "abstain_below": engine.abstain_below,
                 "quote_above": engine.quote_above,
             }

@@ -110,6 +110,16 @@ def answers(
         str | None, typer.Option("--model", "-m", help="Answer model (registered name or GGUF path).")
     ] = None,
     passages: Annotated[int, typer.Option(min=1, max=20, help="Passages per question when given.")] = 5,
+    noise: Annotated[
+        float,
+        typer.Option(
+            "--noise",
+            min=0.0,
+            max=0.99,
+            help="Share of distractor passages in the reading run (RGB's noise rate; at least one "
+            "positive is always given).",
+        ),
+    ] = 0.6,
     calibrate: Annotated[
         bool,
         typer.Option(
@@ -122,4 +132,6 @@ def answers(
     """Answer every question and score correctness, citations, abstention and latency."""
     from footnote.cli.answer_eval import run_answer_evaluation
 
-    run_answer_evaluation(dataset, limit, runs, passages, json_output, calibrate, skip=skip, model=model)
+    run_answer_evaluation(
+        dataset, limit, runs, passages, json_output, calibrate, skip=skip, model=model, noise=noise
+    )

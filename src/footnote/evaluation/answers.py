@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import random
 import statistics
 import time
@@ -49,6 +50,9 @@ from footnote.retrieval.hits import SearchHit
 
 RUNS = ("reading", "unanswerable", "end_to_end")
 PATH_PREFIX = "rgb:"
+# Share of the given passages that are distractors in the reading run: RGB's noise rate.
+# 0.6 with 5 passages is 2 positives among 3 negatives.
+DEFAULT_NOISE = 0.6
 # Shown as each source's title; without one the prompt would show the hash path, which models copy.
 PASSAGE_TITLE = "Passage"
 
@@ -172,13 +176,18 @@ def passage_path(text: str) -> str:
     return PATH_PREFIX + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def given_passages(record: AnswerRecord, passages: int, answerable: bool, seed: int = 0) -> list[SearchHit]:
+def given_passages(
+    record: AnswerRecord, passages: int, answerable: bool, seed: int = 0, noise: float = DEFAULT_NOISE
+) -> list[SearchHit]:
     """The passages shown in the reading runs, as numbered sources in a fixed shuffled order.
 
-    Answerable: up to half the slots (at least one) go to positives, the rest to negatives.
+    Answerable: RGB's rule, ceil(passages * noise) negatives and positives in the other slots
+    (at least one); when either kind runs short the other fills its slots. Unanswerable:
+    negatives only.
     """
     if answerable:
-        positives = record.positive[: max(1, passages // 2)]
+        wanted = max(1, passages - math.ceil(round(passages * noise, 9)))
+        positives = record.positive[: max(wanted, passages - len(record.negative))]
         chosen = positives + record.negative[: passages - len(positives)]
     else:
         chosen = record.negative[:passages]
@@ -241,6 +250,7 @@ def evaluate_run(
     run: str,
     passages: int = 5,
     on_question: Callable[[str, QuestionOutcome], None] | None = None,
+    noise: float = DEFAULT_NOISE,
 ) -> RunResult:
     """Answer every record in one run; the end-to-end run expects the pooled passages indexed."""
     result = RunResult(run)
@@ -249,7 +259,7 @@ def evaluate_run(
         if run == "end_to_end":
             answer = engine.ask(record.query)
         else:
-            hits = given_passages(record, passages, answerable=run == "reading")
+            hits = given_passages(record, passages, answerable=run == "reading", noise=noise)
             answer = engine.ask_sources(record.query, hits)
         outcome = score_answer(record, answer, time.perf_counter() - started)
         result.outcomes.append(outcome)
