@@ -23,6 +23,7 @@ from tests.unit.server_fixtures import APPLE_REPLY, ORCHARD, write_corpus
 FLAGGED_REPLY = APPLE_REPLY + " Pears ripen fastest on the dark side of the moon."
 QUESTION = "What do apple trees need?"
 ANSWER_TIMEOUT_MS = 60_000
+SUGGEST = "Suggest follow-up questions"
 
 
 class FailingGenerator(ScriptedGenerator):
@@ -66,7 +67,7 @@ RECORD_TURNS = """() => {
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessServer]:
     root = tmp_path_factory.mktemp("web-page")
-    # The page asks for related questions too: each answer takes up to four replies.
+    # Related questions are off unless a test turns the page's toggle on: one reply per answer.
     generator = ScriptedGenerator([FLAGGED_REPLY] * 100)
     with serve_with(
         root / "home", generator, write_corpus(root / "corpus"), max_upload_bytes=4096
@@ -347,7 +348,10 @@ def test_a_pdf_footnote_names_its_page_in_tooltip_and_source_view(browser: Any, 
         page = context.new_page()
         try:
             page.goto(running.base_url + "/")
-            turn = ask(page, "What is pumice?")
+            page.get_by_label(SUGGEST).check()
+            with page.expect_request("**/v1/chat/completions") as caught:
+                turn = ask(page, "What is pumice?")
+            assert json.loads(caught.value.post_data)["return_related_questions"] is True
             related = turn.locator(".related li")
             related.first.wait_for()
             assert related.all_inner_texts() == ["Why does pumice float on water?"]
@@ -362,5 +366,56 @@ def test_a_pdf_footnote_names_its_page_in_tooltip_and_source_view(browser: Any, 
             meta = page.locator("#source-meta").inner_text()
             assert "Page\n2" in meta or "Page 2" in meta, meta
             screenshot(page, "page-pdf-source")
+        finally:
+            context.close()
+
+
+def test_follow_up_suggestions_are_off_by_default_and_the_choice_survives_a_reload(
+    browser: Any, tmp_path: Path
+) -> None:
+    # Replies for suggestions are queued too, so a page that still asked for them would get some.
+    generator = ScriptedGenerator([APPLE_REPLY] + ["Why do apple trees need a cold winter?"] * 3)
+    with serve_with(tmp_path / "home", generator, write_corpus(tmp_path / "corpus")) as running:
+        context = browser.new_context()
+        page = context.new_page()
+        try:
+            page.goto(running.base_url + "/")
+            toggle = page.get_by_label(SUGGEST)
+            assert not toggle.is_checked()
+            with page.expect_request("**/v1/chat/completions") as caught:
+                turn = ask(page)
+            assert json.loads(caught.value.post_data)["return_related_questions"] is False
+            assert turn.locator(".fn-marker").count() >= 1
+            assert turn.locator(".related").count() == 0
+            assert len(generator.calls) == 1  # the answer only: no generation for suggestions
+            toggle.focus()
+            page.keyboard.press("Space")
+            assert toggle.is_checked()
+            page.reload()
+            assert page.get_by_label(SUGGEST).is_checked()
+            page.get_by_label(SUGGEST).focus()
+            page.keyboard.press("Space")
+            page.reload()
+            assert not page.get_by_label(SUGGEST).is_checked()
+        finally:
+            context.close()
+
+
+def test_suggestions_a_server_sends_unasked_stay_hidden_while_the_toggle_is_off(
+    browser: Any, tmp_path: Path
+) -> None:
+    question = "Why do apple trees need a cold winter?"
+    generator = ScriptedGenerator([APPLE_REPLY] + [question] * 3)
+    corpus = write_corpus(tmp_path / "corpus")
+    with serve_with(tmp_path / "home", generator, corpus, related_questions=True) as running:
+        context = browser.new_context()
+        page = context.new_page()
+        try:
+            page.goto(running.base_url + "/")
+            with page.expect_response("**/v1/chat/completions") as caught:
+                turn = ask(page)
+            assert question in caught.value.text()  # the server suggested it all the same
+            assert turn.locator(".fn-marker").count() >= 1
+            assert turn.locator(".related").count() == 0
         finally:
             context.close()

@@ -5,6 +5,7 @@
 const Footnote = (() => {
   const KEY_STORAGE = "footnote.apiKey";
   const THREADS_STORAGE = "footnote.threads";
+  const RELATED_STORAGE = "footnote.suggestRelated";
   const MAX_THREADS = 30;
   const $ = (id) => document.getElementById(id);
   const views = {};
@@ -152,6 +153,19 @@ const Footnote = (() => {
     $("thread-list").replaceChildren(...items);
   }
 
+  // --- Follow-up suggestions ----------------------------------------------------------------
+  // Off unless the reader turns them on: suggesting questions costs one more generation per answer.
+
+  function loadSuggestRelated() {
+    try { return localStorage.getItem(RELATED_STORAGE) === "true"; } catch { return false; }
+  }
+
+  function saveSuggestRelated(on) {
+    try {
+      localStorage.setItem(RELATED_STORAGE, String(on));
+    } catch { /* private mode: the choice lasts for this page */ }
+  }
+
   // --- Asking -------------------------------------------------------------------------------
 
   function conversation(turns, question) {
@@ -172,6 +186,7 @@ const Footnote = (() => {
       threads.unshift(current);
     }
     const messages = conversation(current.turns, question);
+    const suggestRelated = $("suggest-related").checked;
     const turn = { question, answer: "", results: [], citations: [], detail: null, related: [], error: null };
     current.turns.push(turn);
     renderThreads();
@@ -184,7 +199,7 @@ const Footnote = (() => {
     };
     setBusy(true);
     try {
-      await streamAnswer(messages, turn, render);
+      await streamAnswer(messages, turn, render, suggestRelated);
     } catch (err) {
       turn.error = err.message || String(err);
     } finally {
@@ -200,8 +215,8 @@ const Footnote = (() => {
     $("turns").setAttribute("aria-busy", String(value));
   }
 
-  async function streamAnswer(messages, turn, render) {
-    const body = { messages, stream: true, return_related_questions: true };
+  async function streamAnswer(messages, turn, render, suggestRelated) {
+    const body = { messages, stream: true, return_related_questions: suggestRelated };
     const response = await api("/v1/chat/completions", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
@@ -226,7 +241,7 @@ const Footnote = (() => {
           if (!line.startsWith("data: ")) continue;
           const data = line.slice(6);
           if (data === "[DONE]") { done = true; break; }
-          applyChunk(turn, JSON.parse(data));
+          applyChunk(turn, JSON.parse(data), suggestRelated);
         }
       }
       render(!done);
@@ -234,14 +249,15 @@ const Footnote = (() => {
     if (!turn.detail) throw new Error("the answer stream ended before the answer was complete; try again");
   }
 
-  function applyChunk(turn, chunk) {
+  function applyChunk(turn, chunk, suggestRelated) {
     if (chunk.error) throw new ApiError(500, `the answer failed: ${chunk.error.message}`);
     if (chunk.search_results) turn.results = chunk.search_results;
     if (chunk.citations) turn.citations = chunk.citations;
     const choice = (chunk.choices || [])[0];
     if (choice && choice.delta && choice.delta.content) turn.answer += choice.delta.content;
     if (chunk.footnote) turn.detail = chunk.footnote;
-    if (Array.isArray(chunk.related_questions)) turn.related = chunk.related_questions;
+    // A server set to suggest after every answer sends them unasked; the reader said no.
+    if (suggestRelated && Array.isArray(chunk.related_questions)) turn.related = chunk.related_questions;
   }
 
   function retry(turn) {
@@ -268,6 +284,9 @@ const Footnote = (() => {
       }
     });
     $("new-thread").addEventListener("click", newThread);
+    const suggest = $("suggest-related");
+    suggest.checked = loadSuggestRelated();
+    suggest.addEventListener("change", () => saveSuggestRelated(suggest.checked));
     window.addEventListener("hashchange", route);
     renderThreads();
     route();
