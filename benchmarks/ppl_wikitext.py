@@ -161,8 +161,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from footnote.models.registry import resolve_llm
+    from footnote.models.requantize import requantized
     from footnote.perplexity.backends.llamacpp import LlamaCppScorer
-    from footnote.perplexity.requantize import requantized
 
     gguf = resolve_llm("smollm2-135m")
     f32 = requantized(gguf, "f32", args.cache)

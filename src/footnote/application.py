@@ -100,8 +100,8 @@ class Application:
         return bool(self.settings.backends)
 
     def _embedded_generator(self) -> Generator:
+        from footnote.models.gguf import answer_model_file
         from footnote.models.llama import LlamaCppGenerator
-        from footnote.perplexity.models import answer_model_file
 
         return LlamaCppGenerator(
             answer_model_file(self.settings),

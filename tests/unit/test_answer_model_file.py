@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from footnote.config import Settings
+from footnote.models.gguf import answer_model_file
 from footnote.models.registry import resolve_llm
-from footnote.perplexity.models import answer_model_file
 
 
 def test_the_default_answer_model_is_a_cached_q8_0_copy(tmp_path: Path) -> None:

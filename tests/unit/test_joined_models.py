@@ -10,8 +10,8 @@ import pytest
 
 from footnote.config import Settings
 from footnote.errors import ModelIntegrityError, NotFoundError
+from footnote.models.gguf import local_gguf
 from footnote.models.registry import JOINED_MODELS, JoinedModelSpec, joined_model
-from footnote.perplexity.models import local_gguf
 
 PARTS = (("pytest", "pytest/__init__.py"), ("pytest", "pytest/__main__.py"))
 
