@@ -7,6 +7,8 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
+from footnote.answer.citations import content_terms
+from footnote.answer.entailment import SupportJudge
 from footnote.models.base import Embedder, GenerationParams, Generator, Message, Vector
 
 # Words, and each CJK character on its own (CJK text has no spaces between words).
@@ -61,3 +63,25 @@ class ScriptedGenerator(Generator):
                 reply = reply[: reply.index(stop)]
         # A plain iterator, not a generator, so an exhausted script fails at the call itself.
         return iter(_PIECE.findall(reply)[: max(params.max_tokens, 0)])
+
+
+class WordJudge(SupportJudge):
+    """Supports a claim exactly when every content term of it occurs in the premise.
+
+    Unlike overlap scoring, one missing term is enough to reject: a strict, predictable stand-in
+    for an entailment model. Records every pair it is asked about.
+    """
+
+    name = "words"
+
+    def __init__(self, supported: float = 1.0, unsupported: float = 0.0) -> None:
+        self.supported = supported
+        self.unsupported = unsupported
+        self.pairs: list[tuple[str, str]] = []
+
+    def support(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        self.pairs.extend(pairs)
+        return [
+            self.supported if set(content_terms(claim)) <= set(content_terms(premise)) else self.unsupported
+            for premise, claim in pairs
+        ]

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent
+from footnote.answer.entailment import SupportJudge, open_judge
 from footnote.config import Settings
 from footnote.errors import ModelError, NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
@@ -32,7 +33,11 @@ log = logging.getLogger(__name__)
 
 class Application:
     def __init__(
-        self, settings: Settings, embedder: Embedder | None = None, generator: Generator | None = None
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        generator: Generator | None = None,
+        judge: SupportJudge | None = None,
     ) -> None:
         self.settings = settings
         settings.ensure_home()
@@ -42,6 +47,8 @@ class Application:
         self._vectors: VectorIndex | None = None
         self._index_reconciled = False
         self._reranker: Reranker | None = None
+        self._judge = judge
+        self._judge_opened = judge is not None
         self._keyword_index: MemoryKeywordIndex | None = None
 
     # --- lazily built parts ----------------------------------------------------------------
@@ -125,6 +132,14 @@ class Application:
             self._reranker = open_reranker(self.settings)
         return self._reranker
 
+    @property
+    def judge(self) -> SupportJudge | None:
+        """The support judge the settings name (`verify_model`), opened once; None when it is off."""
+        if not self._judge_opened:
+            self._judge = open_judge(self.settings)
+            self._judge_opened = True
+        return self._judge
+
     def retriever(self) -> HybridRetriever:
         return HybridRetriever(self.catalog, self.vectors, self.embedder, self.reranker, self._keyword_index)
 
@@ -164,6 +179,8 @@ class Application:
             abstain_below=s.abstain_below,
             related_questions=related_questions or s.related_questions,
             quote_above=s.quote_above,
+            judge=self.judge,
+            verify_threshold=s.verify_threshold,
         )
 
     def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:
@@ -246,9 +263,14 @@ class Application:
 
     def close(self) -> None:
         self.catalog.close()
+        if self._judge is not None:
+            self._judge.close()
 
 
 def create_app(
-    settings: Settings | None = None, embedder: Embedder | None = None, generator: Generator | None = None
+    settings: Settings | None = None,
+    embedder: Embedder | None = None,
+    generator: Generator | None = None,
+    judge: SupportJudge | None = None,
 ) -> Application:
-    return Application(settings or Settings(), embedder=embedder, generator=generator)
+    return Application(settings or Settings(), embedder=embedder, generator=generator, judge=judge)

@@ -27,7 +27,7 @@ from footnote.evaluation.answers import (
     load_records,
     passage_path,
 )
-from tests.fakes import HashingEmbedder, ScriptedGenerator
+from tests.fakes import HashingEmbedder, ScriptedGenerator, WordJudge
 
 POSITIVE = "Super Bowl LV was played on February 7, 2021, at Raymond James Stadium in Tampa, Florida."
 NEGATIVE = "Super Bowl LVIII tickets are on sale in Las Vegas for the game in February 2024."
@@ -160,6 +160,17 @@ def test_a_quote_matching_the_question_too_little_is_not_given_as_the_answer(app
     # The model's unsupported sentence is still shown, flagged.
     assert [s.text for s in withheld.sentences] == ["Green cheese is made on the Moon."]
     assert withheld.sentences[0].flagged and "Green cheese" in withheld.text
+
+
+def test_a_judge_scores_the_share_of_citations_it_finds_supporting(app: Application) -> None:
+    swapped = POSITIVE.replace("was played", "was cancelled")
+    engine = engine_with(app, [f"{POSITIVE} {swapped}"])
+    judge = WordJudge()
+    metrics = evaluate_run(engine, [RECORD], "reading", passages=2, judge=judge).metrics()
+    assert metrics["citation_entailment"] == 0.5  # the swapped copy is cited by overlap, not entailed
+    assert (POSITIVE, swapped) in judge.pairs
+    unjudged = evaluate_run(engine_with(app, [POSITIVE]), [RECORD], "reading").metrics()
+    assert unjudged["citation_entailment"] is None
 
 
 def test_end_to_end_retrieves_from_the_pooled_passages(app: Application) -> None:

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from footnote.answer.entailment import SupportJudge
 from footnote.answer.prompt import NO_ANSWER
 from footnote.answer.sentences import is_line_item, split_sentences, strip_markers
 from footnote.models.base import Embedder, Vector
@@ -48,6 +49,12 @@ FRAGMENT_TERMS = 2
 # re-checked) a margin of 0.10 raised citation precision 0.594 -> 0.622; beyond 0.2 it fell.
 CORROBORATION_MARGIN = 0.10
 MAX_CITATIONS = 3
+# With a support judge configured, it re-reads the best span of at most this many sources, those
+# whose overlap-and-embedding score reaches the floor: below it a span shares too little with the
+# sentence to be where it came from. The judge's probability then decides, against its own threshold.
+DEFAULT_VERIFY_THRESHOLD = 0.5
+JUDGED_SOURCES = 3
+JUDGED_FLOOR = 0.35
 # Lexical overlap misses paraphrases; embedding cosine rewards mere topicality. Averaging
 # asks for both, so a topical sentence with invented content stays below the threshold.
 LEXICAL_WEIGHT = 0.5
@@ -120,6 +127,9 @@ class _Candidate:
     vector: Vector | None = None
 
 
+_Scored = tuple[float, _Candidate]  # a span and how well it supports the sentence
+
+
 def content_terms(text: str) -> dict[str, float]:
     """The claim-bearing terms of `text` with their weights.
 
@@ -168,7 +178,11 @@ class CitationChecker:
         embedder: Embedder | None = None,
         threshold: float = DEFAULT_THRESHOLD,
         question: str | None = None,
+        judge: SupportJudge | None = None,
+        judge_threshold: float = DEFAULT_VERIFY_THRESHOLD,
     ) -> None:
+        self.judge = judge
+        self.judge_threshold = judge_threshold
         self.question = question.strip() if question else ""
         self._question_terms = content_terms(self.question)
         self.sources = list(sources)
@@ -186,15 +200,20 @@ class CitationChecker:
         claim = content_terms(text)
         if not claim or is_no_answer(text) or text.endswith(_NOT_CLAIM_ENDINGS):
             return AnswerSentence(text, [], False, markers, corrected=bool(markers), is_claim=False)
-        best = self._best_per_source(*self._completed(text, claim))
-        numbers = [n for n in markers if 1 <= n <= len(best) and self._supports(best[n - 1])]
+        completed, claim = self._completed(text, claim)
+        best = self._best_per_source(completed, claim)
+        threshold = self.threshold
+        if self.judge is not None:
+            hypothesis = text if completed == text else f'The answer to "{self.question}" is {text}'
+            best, threshold = self._judged(hypothesis, best), self.judge_threshold
+        numbers = [n for n in markers if 1 <= n <= len(best) and _reaches(best[n - 1], threshold)]
         if not numbers:
-            top = self._top_source(best)
+            top = _top_source(best, threshold)
             numbers = [top] if top is not None else []
         corrected = bool(markers) and numbers != markers
         top_score = max((score for score, _ in filter(None, best)), default=0.0)
         if numbers:
-            numbers += self._corroborating(best, numbers, top_score)
+            numbers += _corroborating(best, numbers, max(threshold, top_score - CORROBORATION_MARGIN))
         citations = [self._citation(n, best[n - 1]) for n in numbers]
         return AnswerSentence(
             text,
@@ -249,37 +268,23 @@ class CitationChecker:
         ]
         return max(scores, default=0.0)
 
-    def _supports(self, best: tuple[float, _Candidate] | None) -> bool:
-        return best is not None and best[0] >= self.threshold
+    def _judged(self, hypothesis: str, best: list[_Scored | None]) -> list[_Scored | None]:
+        """`best` rescored by the judge: the leading sources' best spans get its probability,
+        every other source drops out."""
+        assert self.judge is not None
+        scored = [(entry[0], index, entry[1]) for index, entry in enumerate(best) if entry is not None]
+        leading = sorted(
+            (entry for entry in scored if entry[0] >= JUDGED_FLOOR), key=lambda entry: (-entry[0], entry[1])
+        )[:JUDGED_SOURCES]
+        probabilities = self.judge.support([(self._quote(span), hypothesis) for _, _, span in leading])
+        judged: list[_Scored | None] = [None] * len(best)
+        for (_, index, span), probability in zip(leading, probabilities, strict=True):
+            judged[index] = (probability, span)
+        return judged
 
-    def _top_source(self, best: list[tuple[float, _Candidate] | None]) -> int | None:
-        top: int | None = None
-        top_score = self.threshold
-        for number, entry in enumerate(best, start=1):
-            if entry is None or entry[0] < top_score:
-                continue
-            # Strictly greater once one is found: on a tie the earlier, higher-ranked source wins.
-            if top is None or entry[0] > top_score:
-                top, top_score = number, entry[0]
-        return top
-
-    def _corroborating(
-        self, best: list[tuple[float, _Candidate] | None], cited: list[int], top_score: float
-    ) -> list[int]:
-        """Further sources whose best span supports the sentence within the corroboration margin
-        of the best one, strongest first, up to `MAX_CITATIONS` citations in all."""
-        floor = max(self.threshold, top_score - CORROBORATION_MARGIN)
-        others = [
-            (entry[0], number)
-            for number, entry in enumerate(best, start=1)
-            if entry is not None and entry[0] >= floor and number not in cited
-        ]
-        others.sort(key=lambda pair: (-pair[0], pair[1]))
-        return [number for _, number in others[: max(0, MAX_CITATIONS - len(cited))]]
-
-    def _best_per_source(self, text: str, claim: dict[str, float]) -> list[tuple[float, _Candidate] | None]:
+    def _best_per_source(self, text: str, claim: dict[str, float]) -> list[_Scored | None]:
         vector = self.embedder.embed(text) if self.embedder is not None else None
-        best: list[tuple[float, _Candidate] | None] = [None] * len(self.sources)
+        best: list[_Scored | None] = [None] * len(self.sources)
         for candidate in self._candidates:
             score = self._score(claim, vector, candidate)
             current = best[candidate.source]
@@ -301,7 +306,7 @@ class CitationChecker:
     def _quote(self, candidate: _Candidate) -> str:
         return self.sources[candidate.source].text[candidate.start : candidate.end]
 
-    def _citation(self, number: int, best: tuple[float, _Candidate] | None) -> Citation:
+    def _citation(self, number: int, best: _Scored | None) -> Citation:
         assert best is not None  # only called for sources that reached the threshold
         score, candidate = best
         hit = self.sources[number - 1]
@@ -363,6 +368,35 @@ def _separator(previous: str, following: str) -> str:
     if _CJK_CHAR.match(following[0]) and previous[-1] in "\u3002\uff01\uff1f]":
         return ""
     return " "
+
+
+def _reaches(entry: _Scored | None, threshold: float) -> bool:
+    return entry is not None and entry[0] >= threshold
+
+
+def _top_source(best: list[_Scored | None], threshold: float) -> int | None:
+    """The source (numbered from 1) with the best score at or above `threshold`."""
+    top: int | None = None
+    top_score = threshold
+    for number, entry in enumerate(best, start=1):
+        if entry is None or entry[0] < top_score:
+            continue
+        # Strictly greater once one is found: on a tie the earlier, higher-ranked source wins.
+        if top is None or entry[0] > top_score:
+            top, top_score = number, entry[0]
+    return top
+
+
+def _corroborating(best: list[_Scored | None], cited: list[int], floor: float) -> list[int]:
+    """Further sources whose best span scores at least `floor`, strongest first, up to
+    `MAX_CITATIONS` citations in all."""
+    others = [
+        (entry[0], number)
+        for number, entry in enumerate(best, start=1)
+        if entry is not None and entry[0] >= floor and number not in cited
+    ]
+    others.sort(key=lambda pair: (-pair[0], pair[1]))
+    return [number for _, number in others[: max(0, MAX_CITATIONS - len(cited))]]
 
 
 def _candidate_spans(sources: Sequence[SearchHit]) -> list[_Candidate]:

@@ -15,12 +15,14 @@ from typing import Any
 from footnote import tracing
 from footnote.answer.budget import pack_sources
 from footnote.answer.citations import (
+    DEFAULT_VERIFY_THRESHOLD,
     AnswerSentence,
     Citation,
     CitationChecker,
     is_no_answer,
     render_markdown,
 )
+from footnote.answer.entailment import SupportJudge
 from footnote.answer.history import condense_question, recent_turns
 from footnote.answer.prompt import NO_ANSWER, build_messages
 from footnote.answer.related import suggest_related
@@ -139,7 +141,11 @@ class AnswerEngine:
         extract_fallback: bool = True,
         related_questions: bool = False,
         quote_above: float = QUOTE_ABOVE,
+        judge: SupportJudge | None = None,
+        verify_threshold: float = DEFAULT_VERIFY_THRESHOLD,
     ) -> None:
+        self.judge = judge
+        self.verify_threshold = verify_threshold
         self.quote_above = quote_above
         self.related_questions = related_questions
         self.abstain_below = abstain_below
@@ -190,7 +196,9 @@ class AnswerEngine:
         if not sources:
             yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings))
             return
-        checker = CitationChecker(sources, self.embedder, question=question)
+        checker = CitationChecker(
+            sources, self.embedder, question=question, judge=self.judge, judge_threshold=self.verify_threshold
+        )
         assembler = SentenceAssembler()
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []

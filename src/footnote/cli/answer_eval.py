@@ -27,6 +27,7 @@ _COLUMNS = {
     "citation_precision": "cite prec",
     "citation_recall_sentences": "cite rec (sent)",
     "citation_recall_answers": "cite rec (ans)",
+    "citation_entailment": "entailed",
     "unsupported_rate": "unsupported",
     "abstention_accuracy": "abstain acc",
     "false_abstention": "false abstain",
@@ -44,7 +45,9 @@ def run_answer_evaluation(
     skip: int = 0,
     model: str | None = None,
     noise: float = DEFAULT_NOISE,
+    judge_model: str | None = None,
 ) -> None:
+    from footnote.answer.entailment import open_judge
     from footnote.application import create_app
     from footnote.evaluation.answers import index_passages
     from footnote.ingest.pipeline import Progress as PipelineProgress
@@ -59,6 +62,8 @@ def run_answer_evaluation(
     results: list[RunResult] = []
     with tempfile.TemporaryDirectory(prefix="footnote-eval-answers-") as home:
         app = create_app(Settings(home=Path(home), llm=model) if model else Settings(home=Path(home)))
+        judged = app.settings.model_copy(update={"verify_model": judge_model})
+        judge = open_judge(judged) if judge_model else None
         try:
             engine = app.answer_engine()
             engine.related_questions = False  # not measured here, and one more generation per question
@@ -86,7 +91,7 @@ def run_answer_evaluation(
                     def advance(_: str, __: QuestionOutcome, task: Any = task) -> None:
                         bar.advance(task)
 
-                    results.append(evaluate_run(engine, records, run, passages, advance, noise))
+                    results.append(evaluate_run(engine, records, run, passages, advance, noise, judge))
             settings = {
                 "llm": app.settings.llm,
                 "llm_quantization": app.settings.llm_quantization,
@@ -94,11 +99,15 @@ def run_answer_evaluation(
                 "embedder": app.settings.embedder,
                 "passages": passages,
                 "noise": noise,
+                "verify_model": app.settings.verify_model,
+                "judge": judge_model,
                 "abstain_below": engine.abstain_below,
                 "quote_above": engine.quote_above,
             }
         finally:
             app.close()
+            if judge is not None:
+                judge.close()
     calibrations = []
     if calibrate:
         by_run = {r.run: r for r in results}

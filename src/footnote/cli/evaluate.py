@@ -120,6 +120,14 @@ def answers(
             "positive is always given).",
         ),
     ] = 0.6,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            help="Also score each citation with this support model (CrossEncoder folder or cached id, "
+            "or llm:<model>): the share whose quote it finds supporting.",
+        ),
+    ] = None,
     calibrate: Annotated[
         bool,
         typer.Option(
@@ -133,5 +141,14 @@ def answers(
     from footnote.cli.answer_eval import run_answer_evaluation
 
     run_answer_evaluation(
-        dataset, limit, runs, passages, json_output, calibrate, skip=skip, model=model, noise=noise
+        dataset,
+        limit,
+        runs,
+        passages,
+        json_output,
+        calibrate,
+        skip=skip,
+        model=model,
+        noise=noise,
+        judge_model=judge,
     )

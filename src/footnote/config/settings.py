@@ -223,6 +223,15 @@ class Settings(BaseSettings):
         None, description="cross-encoder folder or cached model id; for llm, a GGUF (default: llm)"
     )
     rerank_candidates: int = Field(20, ge=1, le=200, description="fused candidates the reranker rescores")
+    # --- support judge (off by default: no bundled model; see `footnote eval answers`) ---------
+    verify_model: str | None = Field(
+        None,
+        description="a model that re-checks each citation: a CrossEncoder folder or cached id (NLI or "
+        "one-score), or llm:<model> for an LLM's P(Yes); empty: word overlap and embeddings alone",
+    )
+    verify_threshold: float = Field(
+        0.5, ge=0.0, le=1.0, description="support probability a judged citation needs to be kept"
+    )
     # --- abstention (thresholds chosen with `footnote eval answers --calibrate`) ---------------
     abstain_below: float = Field(
         0.0, ge=0.0, le=1.0, description="withhold answers whose cited spans match the question less; 0: off"

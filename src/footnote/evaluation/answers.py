@@ -21,6 +21,9 @@ Metrics (all over the questions of one run):
   whose support score reached its threshold, so a cited span is one that supports the sentence.
 - citation recall (answers): of the answers that are correct, the share carrying at least one
   citation to a positive passage.
+- citation entailment (with `--judge MODEL`): of all citations, the share whose quoted span the
+  judge finds supporting its sentence. Judge the answers with a model the checker does not use,
+  or the figure only repeats the checker's own verdict.
 - unsupported rate: of all claim sentences, the share no source supports (flagged).
 - abstention accuracy: on the unanswerable run, the share of questions where the engine abstained.
   False abstention: on the reading run, the share of answerable questions where it abstained.
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.answer.engine import Answer, AnswerEngine
+from footnote.answer.entailment import SupportJudge
 from footnote.application import Application
 from footnote.errors import FootnoteError
 from footnote.ingest.document import Block, Document
@@ -53,6 +57,8 @@ PATH_PREFIX = "rgb:"
 # Share of the given passages that are distractors in the reading run: RGB's noise rate.
 # 0.6 with 5 passages is 2 positives among 3 negatives.
 DEFAULT_NOISE = 0.6
+# A judged citation counts as entailed at this probability (the judge's own even odds).
+JUDGED_SUPPORT = 0.5
 # Shown as each source's title; without one the prompt would show the hash path, which models copy.
 PASSAGE_TITLE = "Passage"
 
@@ -85,6 +91,7 @@ class QuestionOutcome:
     seconds: float
     relevance: float = 0.0
     extracted: bool = False
+    entailed_citations: int | None = None  # citations the judge finds supporting, when one is given
 
 
 @dataclass
@@ -111,6 +118,9 @@ class RunResult:
             else None,
             "citation_recall_answers": _share(sum(x.positive_citations > 0 for x in correct), len(correct))
             if answerable
+            else None,
+            "citation_entailment": _share(sum(x.entailed_citations or 0 for x in o), citations)
+            if o and all(x.entailed_citations is not None for x in o)
             else None,
             "unsupported_rate": _share(sum(x.unsupported_sentences for x in o), claims),
             "abstention_accuracy": None if answerable else abstained,
@@ -223,10 +233,18 @@ def index_passages(
     return ingestor.ingest_documents(pooled_documents(records), mtime=0.0, progress=progress)
 
 
-def score_answer(record: AnswerRecord, answer: Answer, seconds: float) -> QuestionOutcome:
+def score_answer(
+    record: AnswerRecord, answer: Answer, seconds: float, judge: SupportJudge | None = None
+) -> QuestionOutcome:
+    """One answer scored against the record's labels; with `judge`, also how many citations it
+    finds supporting their sentence (quote as premise, sentence as claim, probability >= 0.5)."""
     positives = {passage_path(text) for text in record.positive}
     claims = [s for s in answer.sentences if s.is_claim]
     citing = [s for s in claims if any(c.path in positives for c in s.citations)]
+    entailed = None
+    if judge is not None:
+        pairs = [(c.quote, s.text) for s in answer.sentences for c in s.citations]
+        entailed = sum(probability >= JUDGED_SUPPORT for probability in judge.support(pairs))
     return QuestionOutcome(
         record.id,
         record.query,
@@ -241,6 +259,7 @@ def score_answer(record: AnswerRecord, answer: Answer, seconds: float) -> Questi
         seconds=seconds,
         relevance=answer.relevance,
         extracted=answer.extracted,
+        entailed_citations=entailed,
     )
 
 
@@ -251,6 +270,7 @@ def evaluate_run(
     passages: int = 5,
     on_question: Callable[[str, QuestionOutcome], None] | None = None,
     noise: float = DEFAULT_NOISE,
+    judge: SupportJudge | None = None,
 ) -> RunResult:
     """Answer every record in one run; the end-to-end run expects the pooled passages indexed."""
     result = RunResult(run)
@@ -261,7 +281,8 @@ def evaluate_run(
         else:
             hits = given_passages(record, passages, answerable=run == "reading", noise=noise)
             answer = engine.ask_sources(record.query, hits)
-        outcome = score_answer(record, answer, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        outcome = score_answer(record, answer, seconds, judge)
         result.outcomes.append(outcome)
         if on_question:
             on_question(run, outcome)

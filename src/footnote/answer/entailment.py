@@ -1,0 +1,162 @@
+"""Support judges: a model that says whether a source span makes an answer sentence true.
+
+The citation checker finds each sentence's best spans by word overlap and embedding
+similarity, which cannot see a single swapped name or year. A judge, when configured, reads
+each candidate span with the sentence and keeps only the spans it finds supporting.
+
+Two judges implement `SupportJudge`:
+
+- `CrossEncoderJudge`: a sentence-transformers CrossEncoder read from a local folder or the
+  local Hugging Face cache (never downloaded). An NLI model (labels contradiction, entailment,
+  neutral in any order) gives P(entailment); a one-score cross-encoder gives sigmoid(score).
+- `LlmJudge`: a llama.cpp LLM asked whether the premise shows the claim is true; the score is
+  P(" Yes") / (P(" Yes") + P(" No")) at the answer position.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from footnote.errors import ConfigError, ModelError
+
+if TYPE_CHECKING:
+    from footnote.config import Settings
+    from footnote.perplexity.scorer import TokenScorer
+
+LLM_PREFIX = "llm:"
+# Tokens of a span kept for an LLM judge; answer sentences are short, sources are cut to fit.
+MAX_PREMISE_TOKENS = 320
+MAX_CLAIM_TOKENS = 96
+
+
+class SupportJudge(ABC):
+    """Scores (premise, claim) pairs. Subclasses implement `support`; higher is better supported."""
+
+    name: str = "judge"
+
+    @abstractmethod
+    def support(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """One probability in [0, 1] per pair that the premise makes the claim true."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most judges have nothing to release
+        pass
+
+
+class CrossEncoderJudge(SupportJudge):
+    """A sentence-transformers CrossEncoder, loaded from local files only."""
+
+    def __init__(self, model: str, batch_size: int = 16) -> None:
+        from sentence_transformers import CrossEncoder
+
+        location = Path(model).expanduser()
+        source = str(location) if location.exists() else model
+        try:
+            self._model: Any = CrossEncoder(source, device="cpu", local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise ModelError(
+                f"support judge '{model}' could not be loaded ({exc}); set FOOTNOTE_VERIFY_MODEL to a local "
+                "CrossEncoder folder, a model id already in the Hugging Face cache, or llm:<model name>"
+            ) from exc
+        self.name = model
+        self.batch_size = batch_size
+        labels = {int(i): str(label).lower() for i, label in self._model.config.id2label.items()}
+        self._entailment: int | None = None
+        if self._model.num_labels > 1:
+            found = [i for i, label in labels.items() if label.startswith("entail")]
+            if not found:
+                names = ", ".join(labels.values())
+                raise ConfigError(
+                    f"support judge '{model}' has the labels {names} but none is 'entailment'; "
+                    "use an NLI model or a cross-encoder with one score"
+                )
+            self._entailment = found[0]
+
+    def support(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        if not pairs:
+            return []
+        if self._entailment is None:
+            raw = self._model.predict(list(pairs), batch_size=self.batch_size, activation_fn=_identity)
+            return [_sigmoid(float(value)) for value in raw]
+        rows = self._model.predict(list(pairs), batch_size=self.batch_size, apply_softmax=True)
+        return [float(row[self._entailment]) for row in rows]
+
+
+JUDGE_PROMPT = (
+    "Premise: {premise}\nClaim: {claim}\n"
+    "Does the premise show that the claim is true? Answer Yes or No.\nAnswer:"
+)
+
+
+class LlmJudge(SupportJudge):
+    """An LLM's relative preference for " Yes" over " No" after a support question."""
+
+    def __init__(self, scorer: TokenScorer) -> None:
+        self.scorer = scorer
+        self.name = f"{LLM_PREFIX}{scorer.name}"
+        tokenizer = scorer.tokenizer
+        yes, no = tokenizer.tokenize(" Yes"), tokenizer.tokenize(" No")
+        if not yes or not no:
+            raise ModelError(f"{scorer.name} has no tokens for ' Yes' and ' No'; use a CrossEncoder judge")
+        self._yes, self._no = yes[0], no[0]
+        self._bos = [tokenizer.bos_id] if tokenizer.add_bos and tokenizer.bos_id is not None else []
+        head, _, rest = JUDGE_PROMPT.partition("{premise}")
+        middle, _, end = rest.partition("{claim}")
+        self._head, self._middle, self._end = (tokenizer.tokenize(part) for part in (head, middle, end))
+        self._lock = threading.Lock()  # one llama.cpp context: one window at a time
+
+    def support(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        with self._lock:
+            return [self._judge(premise, claim) for premise, claim in pairs]
+
+    def _judge(self, premise: str, claim: str) -> float:
+        tokenizer = self.scorer.tokenizer
+        window = [
+            *self._bos,
+            *self._head,
+            *tokenizer.tokenize(premise)[:MAX_PREMISE_TOKENS],
+            *self._middle,
+            *tokenizer.tokenize(claim)[:MAX_CLAIM_TOKENS],
+            *self._end,
+            self._yes,
+        ]
+        if len(window) > self.scorer.context_length:
+            raise ConfigError(
+                f"the support judge's window of {self.scorer.context_length} tokens is too small"
+            )
+        chosen, tops = self.scorer.score_window_top(window, len(window) - 1, 64)
+        likely = dict(tops[0])
+        # " No" outside the likeliest tokens is at most as likely as the least of them.
+        no = likely.get(self._no, min(likely.values(), default=chosen[0]))
+        return _sigmoid(chosen[0] - no)
+
+    def close(self) -> None:
+        self.scorer.close()
+
+
+def open_judge(settings: Settings) -> SupportJudge | None:
+    """The support judge the settings name, or None when answers are checked without one."""
+    spec = settings.verify_model
+    if not spec:
+        return None
+    if spec.startswith(LLM_PREFIX):
+        from footnote.perplexity.models import open_scorer
+
+        context = 1 + MAX_PREMISE_TOKENS + MAX_CLAIM_TOKENS + 64
+        return LlmJudge(open_scorer(spec.removeprefix(LLM_PREFIX), settings, context_length=context))
+    return CrossEncoderJudge(spec)
+
+
+def _sigmoid(value: float) -> float:
+    if value >= 0:
+        return 1.0 / (1.0 + math.exp(-value))
+    exponential = math.exp(value)
+    return exponential / (1.0 + exponential)
+
+
+def _identity(values: Any) -> Any:
+    return values
