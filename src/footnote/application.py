@@ -181,6 +181,9 @@ class Application:
             quote_above=s.quote_above,
             judge=self.judge,
             verify_threshold=s.verify_threshold,
+            # A judge is the authority on support: when it backs no sentence the answer abstains
+            # rather than quote the source sentence that best matches the question.
+            extract_fallback=self.judge is None,
         )
 
     def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -196,6 +197,22 @@ def test_calibration_picks_the_threshold_that_separates_the_calibration_half() -
     # Odd positions: answerable 0.2, 0.7, 0.3 -> two wrongly withheld; unanswerable 0.9, 0.1, 0.6 -> two.
     assert calibration.held_out_false_abstention == pytest.approx(2 / 3)
     assert calibration.held_out_abstention == pytest.approx(2 / 3)
+
+
+def test_the_support_gate_uses_the_judges_scores_not_the_relevance() -> None:
+    def judged(support: float) -> QuestionOutcome:
+        return dataclasses.replace(outcome(0.5), support=support)
+
+    reading = RunResult("reading", [judged(s) for s in (0.9, 0.65, 0.8, 0.3)])
+    unanswerable = RunResult("unanswerable", [judged(s) for s in (0.2, 0.7, 0.4, 0.1)])
+    calibration = calibrate_abstention(reading, unanswerable, "support")
+    # Even positions: answerable 0.9, 0.8; unanswerable 0.2, 0.4 -> the midpoint of 0.4 and 0.8.
+    assert calibration.gate == "support" and calibration.threshold == pytest.approx(0.6)
+    # Odd positions: answerable 0.65 kept, 0.3 withheld; unanswerable 0.7 kept, 0.1 withheld.
+    assert calibration.held_out_false_abstention == pytest.approx(0.5)
+    assert calibration.held_out_abstention == pytest.approx(0.5)
+    # The relevance gates see only the equal relevance of every answer and cannot separate them.
+    assert calibrate_abstention(reading, unanswerable).threshold == 0.0
 
 
 def test_the_quote_gate_withholds_only_quoted_answers() -> None:

@@ -68,7 +68,7 @@ def run_answer_evaluation(
             engine = app.answer_engine()
             engine.related_questions = False  # not measured here, and one more generation per question
             if calibrate:
-                engine.abstain_below = engine.quote_above = 0.0
+                engine.abstain_below = engine.quote_above = engine.verify_threshold = 0.0
             bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -103,6 +103,7 @@ def run_answer_evaluation(
                 "judge": judge_model,
                 "abstain_below": engine.abstain_below,
                 "quote_above": engine.quote_above,
+                "verify_threshold": engine.verify_threshold,
             }
         finally:
             app.close()
@@ -112,7 +113,8 @@ def run_answer_evaluation(
     if calibrate:
         by_run = {r.run: r for r in results}
         pair = by_run["reading"], by_run["unanswerable"]
-        calibrations = [calibrate_abstention(*pair, gate) for gate in ("answers", "quotes")]
+        gates = ("answers", "quotes", "support") if settings["verify_model"] else ("answers", "quotes")
+        calibrations = [calibrate_abstention(*pair, gate) for gate in gates]
     if json_output:
         output.print_json(
             {

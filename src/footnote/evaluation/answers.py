@@ -92,6 +92,7 @@ class QuestionOutcome:
     relevance: float = 0.0
     extracted: bool = False
     entailed_citations: int | None = None  # citations the judge finds supporting, when one is given
+    support: float = 0.0  # the highest support score among the answer's citations
 
 
 @dataclass
@@ -260,6 +261,7 @@ def score_answer(
         relevance=answer.relevance,
         extracted=answer.extracted,
         entailed_citations=entailed,
+        support=max((c.score for c in answer.citations), default=0.0),
     )
 
 
@@ -294,8 +296,9 @@ class Calibration:
     """A relevance threshold chosen on one half of the questions and scored on the other.
 
     `gate` says what it withholds: "answers" (any answer whose cited spans match the question
-    less, `ABSTAIN_BELOW`) or "quotes" (only a quoted source sentence standing in for an
-    unsupported answer, `QUOTE_ABOVE`).
+    less, `ABSTAIN_BELOW`), "quotes" (only a quoted source sentence standing in for an
+    unsupported answer, `QUOTE_ABOVE`) or "support" (citations a support judge scores lower,
+    `verify_threshold`: an answer left with none abstains).
     """
 
     gate: str
@@ -308,8 +311,8 @@ class Calibration:
 def calibrate_abstention(reading: RunResult, unanswerable: RunResult, gate: str = "answers") -> Calibration:
     """Pick the relevance threshold that best separates answerable from unanswerable questions.
 
-    Both runs must have been made with both gates off (thresholds 0), so every answer carries
-    its ungated relevance. Questions at even positions form the calibration split; the
+    Both runs must have been made with every gate off (thresholds 0), so every answer carries
+    its ungated relevance and support. Questions at even positions form the calibration split; the
     threshold maximises balanced accuracy there (abstain on unanswerable, answer on answerable;
     ties go to the lower threshold; candidates are midpoints between observed scores) and is
     then scored on the odd positions.
@@ -318,8 +321,11 @@ def calibrate_abstention(reading: RunResult, unanswerable: RunResult, gate: str 
     def split(result: RunResult, even: bool) -> list[QuestionOutcome]:
         return [o for i, o in enumerate(result.outcomes) if (i % 2 == 0) == even]
 
+    def value(o: QuestionOutcome) -> float:
+        return o.support if gate == "support" else o.relevance
+
     def withheld(o: QuestionOutcome, t: float) -> bool:
-        return o.abstained or (o.relevance < t and (gate == "answers" or o.extracted))
+        return o.abstained or (value(o) < t and (gate != "quotes" or o.extracted))
 
     def rates(
         answerable: list[QuestionOutcome], unanswerable: list[QuestionOutcome], t: float
@@ -329,7 +335,7 @@ def calibrate_abstention(reading: RunResult, unanswerable: RunResult, gate: str 
         return sum(abstain) / max(len(abstain), 1), sum(false) / max(len(false), 1)
 
     answer_cal, unanswer_cal = split(reading, True), split(unanswerable, True)
-    values = sorted({o.relevance for o in [*answer_cal, *unanswer_cal]})
+    values = sorted({value(o) for o in [*answer_cal, *unanswer_cal]})
     # Midpoints between observed scores, so the threshold does not sit on a question's score.
     candidates = [0.0, *((a + b) / 2 for a, b in itertools.pairwise(values))]
     best, best_score = 0.0, -1.0
