@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from footnote.answer.citations import content_terms
 from footnote.answer.entailment import SupportJudge
 from footnote.models.base import Embedder, GenerationParams, Generator, Message, Vector
+from footnote.perplexity.scorer import Tokenizer
 
 # Words, and each CJK character on its own (CJK text has no spaces between words).
 _UNIGRAM = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|\w+")
@@ -85,3 +86,16 @@ class WordJudge(SupportJudge):
             self.supported if set(content_terms(claim)) <= set(content_terms(premise)) else self.unsupported
             for premise, claim in pairs
         ]
+
+
+class WordTokenizer(Tokenizer):
+    """One id per distinct whitespace-separated word, assigned in order of first sight; BOS is 0."""
+
+    bos_id = 0
+    add_bos = True
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def tokenize(self, text: str) -> list[int]:
+        return [self.ids.setdefault(word, len(self.ids) + 1) for word in text.split()]

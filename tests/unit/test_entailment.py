@@ -14,8 +14,8 @@ from footnote.application import create_app
 from footnote.config import Settings
 from footnote.errors import ConfigError, ModelError
 from footnote.models.registry import resolve_embedder
-from footnote.perplexity.scorer import Tokenizer, TokenScorer
-from tests.fakes import HashingEmbedder, ScriptedGenerator, WordJudge
+from footnote.perplexity.scorer import TokenScorer
+from tests.fakes import HashingEmbedder, ScriptedGenerator, WordJudge, WordTokenizer
 from tests.unit.test_citations import COFFEE, FRESNEL, SWAPPED_WORD, TIDES, hit_in_document
 
 COPIED = "The Fresnel lens was invented by the French physicist Augustin-Jean Fresnel in 1822."
@@ -146,17 +146,6 @@ def test_a_classifier_without_an_entailment_label_is_refused(tmp_path: Path) -> 
 
 
 # --- the LLM judge's arithmetic, on a scorer with a fixed next-token distribution ------------
-
-
-class WordTokenizer(Tokenizer):
-    bos_id = 0
-    add_bos = True
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-
-    def tokenize(self, text: str) -> list[int]:
-        return [self.ids.setdefault(word, len(self.ids) + 1) for word in text.split()]
 
 
 class FixedNextToken(TokenScorer):

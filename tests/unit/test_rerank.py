@@ -16,13 +16,13 @@ from footnote.evaluation.beir import load_beir
 from footnote.evaluation.retrieval import RERANK_MODE, evaluate_retrieval, evaluation_params, index_dataset
 from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor
-from footnote.perplexity.scorer import Tokenizer, TokenScorer
+from footnote.perplexity.scorer import TokenScorer
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.rerank import LlmReranker, Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog
 from footnote.store.vectors import ChromaVectorIndex
-from tests.fakes import HashingEmbedder
+from tests.fakes import HashingEmbedder, WordTokenizer
 from tests.unit.test_evaluation_retrieval import write_beir
 
 _WORD = re.compile(r"\w+")
@@ -130,19 +130,6 @@ def test_the_evaluation_adds_a_rerank_row_only_when_asked(tmp_path: Path) -> Non
     assert len(reranker.calls) == len(dataset.queries)
     assert all(len(texts) <= 3 for _, texts in reranker.calls)
     catalog.close()
-
-
-class WordTokenizer(Tokenizer):
-    """One id per distinct word, assigned in order of first sight."""
-
-    bos_id = 0
-    add_bos = True
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-
-    def tokenize(self, text: str) -> list[int]:
-        return [self.ids.setdefault(word, len(self.ids) + 1) for word in text.split()]
 
 
 class CountingScorer(TokenScorer):

@@ -19,10 +19,10 @@ import math
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from footnote.errors import ConfigError, ModelError
+from footnote.models.cross_encoder import open_cross_encoder
 
 if TYPE_CHECKING:
     from footnote.config import Settings
@@ -51,17 +51,7 @@ class CrossEncoderJudge(SupportJudge):
     """A sentence-transformers CrossEncoder, loaded from local files only."""
 
     def __init__(self, model: str, batch_size: int = 16) -> None:
-        from sentence_transformers import CrossEncoder
-
-        location = Path(model).expanduser()
-        source = str(location) if location.exists() else model
-        try:
-            self._model: Any = CrossEncoder(source, device="cpu", local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise ModelError(
-                f"support judge '{model}' could not be loaded ({exc}); set FOOTNOTE_VERIFY_MODEL to a local "
-                "CrossEncoder folder, a model id already in the Hugging Face cache, or llm:<model name>"
-            ) from exc
+        self._model: Any = open_cross_encoder(model, "FOOTNOTE_VERIFY_MODEL", ", or to llm:<model name>")
         self.name = model
         self.batch_size = batch_size
         labels = {int(i): str(label).lower() for i, label in self._model.config.id2label.items()}

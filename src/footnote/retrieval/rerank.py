@@ -16,10 +16,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from footnote.errors import ConfigError, ModelError
+from footnote.models.cross_encoder import open_cross_encoder
 from footnote.retrieval.hits import SearchHit
 
 if TYPE_CHECKING:
@@ -54,17 +54,7 @@ class CrossEncoderReranker(Reranker):
     """A sentence-transformers CrossEncoder, loaded from local files only."""
 
     def __init__(self, model: str, batch_size: int = 32) -> None:
-        from sentence_transformers import CrossEncoder
-
-        location = Path(model).expanduser()
-        source = str(location) if location.exists() else model
-        try:
-            self._model: Any = CrossEncoder(source, device="cpu", local_files_only=True)
-        except (OSError, ValueError) as exc:
-            raise ModelError(
-                f"cross-encoder '{model}' could not be loaded ({exc}); set FOOTNOTE_RERANK_MODEL to a local "
-                "sentence-transformers CrossEncoder folder or a model id already in the Hugging Face cache"
-            ) from exc
+        self._model: Any = open_cross_encoder(model, "FOOTNOTE_RERANK_MODEL")
         self.name = model
         self.batch_size = batch_size
 
