@@ -179,6 +179,7 @@ class Application:
             abstain_below=s.abstain_below,
             related_questions=related_questions or s.related_questions,
             quote_above=s.quote_above,
+            relevance_floor=s.relevance_floor,
             judge=self.judge,
             verify_threshold=s.verify_threshold,
             # A judge is the authority on support: when it backs no sentence the answer abstains

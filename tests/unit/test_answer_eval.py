@@ -32,6 +32,7 @@ from tests.fakes import HashingEmbedder, ScriptedGenerator, WordJudge
 
 POSITIVE = "Super Bowl LV was played on February 7, 2021, at Raymond James Stadium in Tampa, Florida."
 NEGATIVE = "Super Bowl LVIII tickets are on sale in Las Vegas for the game in February 2024."
+LEONARDO = "The Mona Lisa was painted by Leonardo da Vinci in Florence in the early sixteenth century."
 RECORD = AnswerRecord("0", "Super Bowl 2021 location", [["Tampa, Florida"]], [POSITIVE], [NEGATIVE])
 RGB_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "rgb" / "en_fact.jsonl"
 
@@ -172,6 +173,32 @@ def test_a_judge_scores_the_share_of_citations_it_finds_supporting(app: Applicat
     assert (POSITIVE, swapped) in judge.pairs
     unjudged = evaluate_run(engine_with(app, [POSITIVE]), [RECORD], "reading").metrics()
     assert unjudged["citation_entailment"] is None
+
+
+def test_the_unrelated_run_gives_each_question_anothers_passages(app: Application) -> None:
+    other = AnswerRecord("1", "Who painted the Mona Lisa?", [["Leonardo"]], [LEONARDO], [])
+    engine = engine_with(app, [])
+    engine.relevance_floor = 0.3
+    result = evaluate_run(engine, [RECORD, other], "unrelated", passages=2)
+    assert result.metrics()["abstention_accuracy"] == 1.0
+    assert result.metrics()["correctness"] is None
+    assert all(o.match < 0.3 for o in result.outcomes)
+    with pytest.raises(AnswerDatasetError, match="at least 2 questions"):
+        evaluate_run(engine, [RECORD], "unrelated")
+
+
+def test_the_relevance_gate_is_fitted_on_the_match_against_the_unrelated_run() -> None:
+    def matched(match: float) -> QuestionOutcome:
+        return dataclasses.replace(outcome(0.5), match=match)
+
+    reading = RunResult("reading", [matched(m) for m in (0.9, 0.7, 0.8, 0.25)])
+    unrelated = RunResult("unrelated", [matched(m) for m in (0.1, 0.05, 0.2, 0.3)])
+    calibration = calibrate_abstention(reading, unrelated, "relevance")
+    # Even positions: answerable 0.9, 0.8; unrelated 0.1, 0.2 -> midway between 0.2 and 0.8.
+    assert calibration.gate == "relevance" and calibration.threshold == pytest.approx(0.5)
+    # Odd positions: answerable 0.7 kept, 0.25 withheld; unrelated 0.05 and 0.3 both withheld.
+    assert calibration.held_out_false_abstention == pytest.approx(0.5)
+    assert calibration.held_out_abstention == pytest.approx(1.0)
 
 
 def test_end_to_end_retrieves_from_the_pooled_passages(app: Application) -> None:

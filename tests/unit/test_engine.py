@@ -218,6 +218,28 @@ def test_an_empty_index_gives_no_answer_without_calling_the_model(empty_app: App
     assert json.loads(json.dumps(answer.to_dict()))["citations"] == []
 
 
+def test_sources_about_something_else_give_no_answer_without_calling_the_model(app: Application) -> None:
+    engine = app.answer_engine()
+    engine.relevance_floor = 0.3
+    answer = engine.ask("Which violinist recorded the Goldberg variations on a harpsichord?")
+
+    assert answer.unrelated and answer.abstained and answer.match < 0.3
+    assert answer.text == NO_ANSWER and answer.sentences == [] and answer.citations == []
+    assert answer.sources  # the nearest sources are still shown
+    generator = app.generator
+    assert isinstance(generator, ScriptedGenerator) and generator.calls == []
+    data = answer.to_dict()
+    assert data["unrelated"] is True and data["abstained"] is True
+
+
+def test_sources_about_the_question_pass_the_relevance_floor(app: Application) -> None:
+    engine = app.answer_engine()
+    engine.relevance_floor = 0.3
+    answer = engine.ask(QUESTION)
+    assert not answer.unrelated and answer.match >= 0.3
+    assert answer.sentences[0].text == COPIED and answer.sentences[0].supported
+
+
 def test_reingesting_unchanged_files_embeds_nothing(app: Application, corpus: Path) -> None:
     report = app.ingest([corpus])
 

@@ -247,6 +247,15 @@ class CitationChecker:
         candidate = max(scored, key=lambda entry: entry[0])[1]
         return self.check(self._quote(candidate))
 
+    def question_match(self, question: str) -> float:
+        """How well the best source span matches the question (same score as support): low when
+        the sources are about something else. 1.0 for a question with no content word to match."""
+        claim = content_terms(question)
+        if not claim:
+            return 1.0
+        vector = self.embedder.embed(question) if self.embedder is not None else None
+        return max((self._score(claim, vector, candidate) for candidate in self._candidates), default=0.0)
+
     def question_relevance(self, question: str, citations: Sequence[Citation]) -> float:
         """How well the cited spans match the question itself (same score as support), 0 without citations."""
         claim = content_terms(question)

@@ -60,6 +60,8 @@ class Answer:
     withheld: bool = False  # citations found, but their relevance fell below the abstention threshold
     extracted: bool = False  # the model's text had no support; a source sentence was quoted instead
     related_questions: list[str] = field(default_factory=list)
+    match: float = 0.0  # how well the best source span matches the question
+    unrelated: bool = False  # the match fell below the relevance floor: no answer was generated
 
     @property
     def citations(self) -> list[Citation]:
@@ -78,6 +80,8 @@ class Answer:
             "abstained": self.abstained,
             "relevance": round(self.relevance, 4),
             "extracted": self.extracted,
+            "match": round(self.match, 4),
+            "unrelated": self.unrelated,
             "sentences": [
                 {
                     "text": s.text,
@@ -143,7 +147,9 @@ class AnswerEngine:
         quote_above: float = QUOTE_ABOVE,
         judge: SupportJudge | None = None,
         verify_threshold: float = DEFAULT_VERIFY_THRESHOLD,
+        relevance_floor: float = 0.0,
     ) -> None:
+        self.relevance_floor = relevance_floor
         self.judge = judge
         self.verify_threshold = verify_threshold
         self.quote_above = quote_above
@@ -199,6 +205,15 @@ class AnswerEngine:
         checker = CitationChecker(
             sources, self.embedder, question=question, judge=self.judge, judge_threshold=self.verify_threshold
         )
+        match = checker.question_match(question)
+        if match < self.relevance_floor:
+            # Nothing retrieved is about the question: say so, show the nearest sources, and
+            # spend no time generating an answer they could not support.
+            unrelated = self._answer(question, NO_ANSWER, [], sources, timings)
+            unrelated.match, unrelated.unrelated = match, True
+            timings["total"] = _ms_since(started)
+            yield DoneEvent(unrelated)
+            return
         assembler = SentenceAssembler()
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
@@ -239,6 +254,7 @@ class AnswerEngine:
         timings["total"] = _ms_since(started)
         answer = self._answer(question, "".join(pieces), sentences, sources, timings)
         answer.extracted = quote is not None
+        answer.match = match
         answer.relevance = checker.question_relevance(question, answer.citations)
         if answer.citations and answer.relevance < self.abstain_below:
             answer.withheld = True

@@ -55,9 +55,9 @@ def run_answer_evaluation(
     chosen = runs or list(RUNS)
     unknown = [run for run in chosen if run not in RUNS]
     if unknown:
-        raise FootnoteError(f"unknown --run '{unknown[0]}'; use reading, unanswerable or end_to_end")
-    if calibrate and not {"reading", "unanswerable"} <= set(chosen):
-        raise FootnoteError("--calibrate needs both the reading and the unanswerable runs")
+        raise FootnoteError(f"unknown --run '{unknown[0]}'; use {', '.join(RUNS)}")
+    if calibrate and not ("reading" in chosen and {"unanswerable", "unrelated"} & set(chosen)):
+        raise FootnoteError("--calibrate needs the reading run and the unanswerable or unrelated run")
     records = load_records(dataset, limit, skip)
     results: list[RunResult] = []
     with tempfile.TemporaryDirectory(prefix="footnote-eval-answers-") as home:
@@ -69,6 +69,7 @@ def run_answer_evaluation(
             engine.related_questions = False  # not measured here, and one more generation per question
             if calibrate:
                 engine.abstain_below = engine.quote_above = engine.verify_threshold = 0.0
+                engine.relevance_floor = 0.0
             bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -104,6 +105,7 @@ def run_answer_evaluation(
                 "abstain_below": engine.abstain_below,
                 "quote_above": engine.quote_above,
                 "verify_threshold": engine.verify_threshold,
+                "relevance_floor": engine.relevance_floor,
             }
         finally:
             app.close()
@@ -112,9 +114,12 @@ def run_answer_evaluation(
     calibrations = []
     if calibrate:
         by_run = {r.run: r for r in results}
-        pair = by_run["reading"], by_run["unanswerable"]
-        gates = ("answers", "quotes", "support") if settings["verify_model"] else ("answers", "quotes")
-        calibrations = [calibrate_abstention(*pair, gate) for gate in gates]
+        reading = by_run["reading"]
+        if "unanswerable" in by_run:
+            gates = ("answers", "quotes", "support") if settings["verify_model"] else ("answers", "quotes")
+            calibrations = [calibrate_abstention(reading, by_run["unanswerable"], gate) for gate in gates]
+        if "unrelated" in by_run:
+            calibrations.append(calibrate_abstention(reading, by_run["unrelated"], "relevance"))
     if json_output:
         output.print_json(
             {

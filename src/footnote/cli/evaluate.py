@@ -101,7 +101,9 @@ def answers(
     ] = None,
     runs: Annotated[
         list[str] | None,
-        typer.Option("--run", help="reading, unanswerable or end_to_end (repeatable; default all)."),
+        typer.Option(
+            "--run", help="reading, unanswerable, unrelated or end_to_end (repeatable; default all)."
+        ),
     ] = None,
     skip: Annotated[
         int, typer.Option("--skip", min=0, help="Leave out the first N questions (e.g. those used to tune).")

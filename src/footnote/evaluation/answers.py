@@ -1,11 +1,13 @@
 """Answer evaluation on question/answer/passages data in the RGB format.
 
 Each record holds a `query`, the gold `answer` and passages labelled `positive` (they
-support the answer) or `negative` (distractors). Three runs are scored:
+support the answer) or `negative` (distractors). Four runs are scored:
 
 - reading: the engine answers from the question's own passages (positives plus negatives,
   `passages` in all, in a fixed shuffled order), no retrieval;
 - unanswerable: the same, but with only negative passages, so the right reply is to abstain;
+- unrelated: the reading passages of another question (half the list away), about something
+  else entirely, so the right reply is to abstain;
 - end to end: every passage of every question is pooled into one isolated index and the
   engine retrieves from it as it would for a user.
 
@@ -25,7 +27,8 @@ Metrics (all over the questions of one run):
   judge finds supporting its sentence. Judge the answers with a model the checker does not use,
   or the figure only repeats the checker's own verdict.
 - unsupported rate: of all claim sentences, the share no source supports (flagged).
-- abstention accuracy: on the unanswerable run, the share of questions where the engine abstained.
+- abstention accuracy: on the unanswerable and unrelated runs, the share of questions where the
+  engine abstained.
   False abstention: on the reading run, the share of answerable questions where it abstained.
 - latency: mean and median seconds per question.
 """
@@ -52,7 +55,8 @@ from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.retrieval.hits import SearchHit
 
-RUNS = ("reading", "unanswerable", "end_to_end")
+RUNS = ("reading", "unanswerable", "unrelated", "end_to_end")
+ANSWERABLE_RUNS = ("reading", "end_to_end")
 PATH_PREFIX = "rgb:"
 # Share of the given passages that are distractors in the reading run: RGB's noise rate.
 # 0.6 with 5 passages is 2 positives among 3 negatives.
@@ -93,6 +97,7 @@ class QuestionOutcome:
     extracted: bool = False
     entailed_citations: int | None = None  # citations the judge finds supporting, when one is given
     support: float = 0.0  # the highest support score among the answer's citations
+    match: float = 0.0  # how well the best given source span matched the question
 
 
 @dataclass
@@ -107,7 +112,7 @@ class RunResult:
         correct = [x for x in o if x.correct]
         seconds = [x.seconds for x in o]
         abstained = _share(sum(x.abstained for x in o), len(o))
-        answerable = self.run != "unanswerable"
+        answerable = self.run in ANSWERABLE_RUNS
         return {
             "questions": len(o),
             "correctness": _share(len(correct), len(o)) if answerable else None,
@@ -262,6 +267,7 @@ def score_answer(
         extracted=answer.extracted,
         entailed_citations=entailed,
         support=max((c.score for c in answer.citations), default=0.0),
+        match=answer.match,
     )
 
 
@@ -274,12 +280,20 @@ def evaluate_run(
     noise: float = DEFAULT_NOISE,
     judge: SupportJudge | None = None,
 ) -> RunResult:
-    """Answer every record in one run; the end-to-end run expects the pooled passages indexed."""
+    """Answer every record in one run; the end-to-end run expects the pooled passages indexed.
+
+    The unrelated run gives each question the reading passages of the question half the list
+    away, so its sources are about something else entirely."""
+    if run == "unrelated" and len(records) < 2:
+        raise AnswerDatasetError("the unrelated run needs at least 2 questions, one's passages for another")
     result = RunResult(run)
-    for record in records:
+    for position, record in enumerate(records):
         started = time.perf_counter()
         if run == "end_to_end":
             answer = engine.ask(record.query)
+        elif run == "unrelated":
+            other = records[(position + len(records) // 2) % len(records)]
+            answer = engine.ask_sources(record.query, given_passages(other, passages, True, noise=noise))
         else:
             hits = given_passages(record, passages, answerable=run == "reading", noise=noise)
             answer = engine.ask_sources(record.query, hits)
@@ -297,8 +311,9 @@ class Calibration:
 
     `gate` says what it withholds: "answers" (any answer whose cited spans match the question
     less, `ABSTAIN_BELOW`), "quotes" (only a quoted source sentence standing in for an
-    unsupported answer, `QUOTE_ABOVE`) or "support" (citations a support judge scores lower,
-    `verify_threshold`: an answer left with none abstains).
+    unsupported answer, `QUOTE_ABOVE`), "support" (citations a support judge scores lower,
+    `verify_threshold`: an answer left with none abstains) or "relevance" (sources whose best
+    span matches the question less, `RELEVANCE_FLOOR`; fitted against the unrelated run).
     """
 
     gate: str
@@ -322,7 +337,7 @@ def calibrate_abstention(reading: RunResult, unanswerable: RunResult, gate: str 
         return [o for i, o in enumerate(result.outcomes) if (i % 2 == 0) == even]
 
     def value(o: QuestionOutcome) -> float:
-        return o.support if gate == "support" else o.relevance
+        return {"support": o.support, "relevance": o.match}.get(gate, o.relevance)
 
     def withheld(o: QuestionOutcome, t: float) -> bool:
         return o.abstained or (value(o) < t and (gate != "quotes" or o.extracted))
