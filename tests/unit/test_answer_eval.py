@@ -187,20 +187,6 @@ def test_the_unrelated_run_gives_each_question_anothers_passages(app: Applicatio
         evaluate_run(engine, [RECORD], "unrelated")
 
 
-def test_the_relevance_gate_is_fitted_on_the_match_against_the_unrelated_run() -> None:
-    def matched(match: float) -> QuestionOutcome:
-        return dataclasses.replace(outcome(0.5), match=match)
-
-    reading = RunResult("reading", [matched(m) for m in (0.9, 0.7, 0.8, 0.25)])
-    unrelated = RunResult("unrelated", [matched(m) for m in (0.1, 0.05, 0.2, 0.3)])
-    calibration = calibrate_abstention(reading, unrelated, "relevance")
-    # Even positions: answerable 0.9, 0.8; unrelated 0.1, 0.2 -> midway between 0.2 and 0.8.
-    assert calibration.gate == "relevance" and calibration.threshold == pytest.approx(0.5)
-    # Odd positions: answerable 0.7 kept, 0.25 withheld; unrelated 0.05 and 0.3 both withheld.
-    assert calibration.held_out_false_abstention == pytest.approx(0.5)
-    assert calibration.held_out_abstention == pytest.approx(1.0)
-
-
 def test_end_to_end_retrieves_from_the_pooled_passages(app: Application) -> None:
     report = index_passages(app, [RECORD])
     assert report.summary()["new"] == 2
@@ -226,20 +212,24 @@ def test_calibration_picks_the_threshold_that_separates_the_calibration_half() -
     assert calibration.held_out_abstention == pytest.approx(2 / 3)
 
 
-def test_the_support_gate_uses_the_judges_scores_not_the_relevance() -> None:
-    def judged(support: float) -> QuestionOutcome:
-        return dataclasses.replace(outcome(0.5), support=support)
+@pytest.mark.parametrize(
+    ("gate", "field", "other_run"),
+    [("support", "support", "unanswerable"), ("relevance", "match", "unrelated")],
+)
+def test_the_judge_and_relevance_gates_use_their_own_scores(gate: str, field: str, other_run: str) -> None:
+    def scored(value: float) -> QuestionOutcome:
+        return dataclasses.replace(outcome(0.5), **{field: value})
 
-    reading = RunResult("reading", [judged(s) for s in (0.9, 0.65, 0.8, 0.3)])
-    unanswerable = RunResult("unanswerable", [judged(s) for s in (0.2, 0.7, 0.4, 0.1)])
-    calibration = calibrate_abstention(reading, unanswerable, "support")
-    # Even positions: answerable 0.9, 0.8; unanswerable 0.2, 0.4 -> the midpoint of 0.4 and 0.8.
-    assert calibration.gate == "support" and calibration.threshold == pytest.approx(0.6)
-    # Odd positions: answerable 0.65 kept, 0.3 withheld; unanswerable 0.7 kept, 0.1 withheld.
+    reading = RunResult("reading", [scored(s) for s in (0.9, 0.65, 0.8, 0.3)])
+    abstaining = RunResult(other_run, [scored(s) for s in (0.2, 0.7, 0.4, 0.1)])
+    calibration = calibrate_abstention(reading, abstaining, gate)
+    # Even positions: answerable 0.9, 0.8; the other run 0.2, 0.4 -> the midpoint of 0.4 and 0.8.
+    assert calibration.gate == gate and calibration.threshold == pytest.approx(0.6)
+    # Odd positions: answerable 0.65 kept, 0.3 withheld; the other run 0.7 kept, 0.1 withheld.
     assert calibration.held_out_false_abstention == pytest.approx(0.5)
     assert calibration.held_out_abstention == pytest.approx(0.5)
-    # The relevance gates see only the equal relevance of every answer and cannot separate them.
-    assert calibrate_abstention(reading, unanswerable).threshold == 0.0
+    # The answers gate sees only the equal relevance of every answer and cannot separate them.
+    assert calibrate_abstention(reading, abstaining).threshold == 0.0
 
 
 def test_the_quote_gate_withholds_only_quoted_answers() -> None:

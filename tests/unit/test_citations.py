@@ -9,9 +9,9 @@ from footnote.answer.citations import (
     AnswerSentence,
     CitationChecker,
     content_terms,
-    render_markdown,
 )
 from footnote.answer.prompt import NO_ANSWER
+from footnote.answer.render import render_markdown
 from footnote.models.base import Embedder
 from footnote.retrieval.hits import SearchHit
 from tests.fakes import HashingEmbedder

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from footnote.answer.entailment import SupportJudge
 from footnote.answer.prompt import NO_ANSWER
-from footnote.answer.sentences import is_line_item, split_sentences, strip_markers
+from footnote.answer.sentences import split_sentences, strip_markers
 from footnote.models.base import Embedder, Vector
 from footnote.retrieval.hits import SearchHit
 
@@ -59,12 +59,12 @@ JUDGED_FLOOR = 0.35
 # asks for both, so a topical sentence with invented content stays below the threshold.
 LEXICAL_WEIGHT = 0.5
 
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_TOKEN = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<number>\d+(?:[.,]\d+)*)|(?P<word>(?:(?![{_CJK}])[^\W\d_])+)")
-_CJK_CHAR = re.compile(rf"[{_CJK}]")
+CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_TOKEN = re.compile(
+    rf"(?P<cjk>[{CJK_RANGES}]+)|(?P<number>\d+(?:[.,]\d+)*)|(?P<word>(?:(?![{CJK_RANGES}])[^\W\d_])+)"
+)
 # A question asks and a lead-in ("The sources say:") announces; neither claims anything itself.
 _NOT_CLAIM_ENDINGS = ("?", ":", "\uff1f", "\uff1a")
-_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]+$")
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "edly", "ed", "es", "ly", "s")
 _SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
 
@@ -330,53 +330,6 @@ class CitationChecker:
             page=hit.page,
             score=score,
         )
-
-
-class MarkdownRenderer:
-    """Renders checked sentences one at a time; the pieces concatenate to `render_markdown`.
-
-    Streaming clients append each returned piece, so what they show equals the final answer.
-    """
-
-    def __init__(self) -> None:
-        self._previous = ""
-
-    def add(self, sentence: AnswerSentence) -> str:
-        """The text to append for `sentence`: a separator, then the sentence with its footnotes."""
-        body = _with_footnotes(sentence) if sentence.supported and sentence.citations else sentence.text
-        if not body:
-            return ""
-        separator = _separator(self._previous, body) if self._previous else ""
-        self._previous = body
-        return separator + body
-
-
-def render_markdown(sentences: Sequence[AnswerSentence]) -> str:
-    """The answer with checked footnotes placed before each supported sentence's final punctuation.
-
-    Unsupported sentences are left unmarked. List items and headings start on their own line;
-    CJK sentences are joined without a space.
-    """
-    renderer = MarkdownRenderer()
-    return "".join(renderer.add(sentence) for sentence in sentences)
-
-
-def _with_footnotes(sentence: AnswerSentence) -> str:
-    numbers = list(dict.fromkeys(citation.number for citation in sentence.citations))
-    marks = "".join(f"[{number}]" for number in numbers)
-    text = sentence.text
-    match = _SENTENCE_END.search(text)
-    cut = match.start() if match else len(text)
-    glue = "" if cut == 0 or _CJK_CHAR.match(text[cut - 1]) else " "
-    return f"{text[:cut]}{glue}{marks}{text[cut:]}"
-
-
-def _separator(previous: str, following: str) -> str:
-    if is_line_item(previous) or is_line_item(following):
-        return "\n"
-    if _CJK_CHAR.match(following[0]) and previous[-1] in "\u3002\uff01\uff1f]":
-        return ""
-    return " "
 
 
 def _reaches(entry: _Scored | None, threshold: float) -> bool:

@@ -20,12 +20,12 @@ from footnote.answer.citations import (
     Citation,
     CitationChecker,
     is_no_answer,
-    render_markdown,
 )
 from footnote.answer.entailment import SupportJudge
 from footnote.answer.history import condense_question, recent_turns
 from footnote.answer.prompt import NO_ANSWER, build_messages
 from footnote.answer.related import suggest_related
+from footnote.answer.render import render_markdown
 from footnote.answer.sentences import SentenceAssembler, strip_markers
 from footnote.errors import QueryError
 from footnote.models.base import Embedder, GenerationParams, Generator, Message

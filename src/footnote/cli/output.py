@@ -10,8 +10,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from footnote.answer.citations import AnswerSentence, MarkdownRenderer
+from footnote.answer.citations import AnswerSentence
 from footnote.answer.engine import Answer
+from footnote.answer.render import MarkdownRenderer
 from footnote.retrieval.hits import SearchHit
 from footnote.store.catalog import DocumentRecord
 

@@ -18,7 +18,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
-from footnote.answer.citations import AnswerSentence, render_markdown
+from footnote.answer.citations import AnswerSentence
 from footnote.answer.engine import (
     Answer,
     DoneEvent,
@@ -27,6 +27,7 @@ from footnote.answer.engine import (
     TokenEvent,
 )
 from footnote.answer.prompt import build_messages
+from footnote.answer.render import render_markdown
 from footnote.models.base import GenerationParams
 from footnote.server.admission import Slot
 from footnote.server.errors import ApiError

@@ -1,0 +1,60 @@
+"""Checked sentences as Markdown: each supported sentence with its footnotes before its final
+punctuation, unsupported ones left unmarked."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from footnote.answer.citations import CJK_RANGES, AnswerSentence
+from footnote.answer.sentences import is_line_item
+
+_CJK_CHAR = re.compile(rf"[{CJK_RANGES}]")
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]+$")
+
+
+class MarkdownRenderer:
+    """Renders checked sentences one at a time; the pieces concatenate to `render_markdown`.
+
+    Streaming clients append each returned piece, so what they show equals the final answer.
+    """
+
+    def __init__(self) -> None:
+        self._previous = ""
+
+    def add(self, sentence: AnswerSentence) -> str:
+        """The text to append for `sentence`: a separator, then the sentence with its footnotes."""
+        body = _with_footnotes(sentence) if sentence.supported and sentence.citations else sentence.text
+        if not body:
+            return ""
+        separator = _separator(self._previous, body) if self._previous else ""
+        self._previous = body
+        return separator + body
+
+
+def render_markdown(sentences: Sequence[AnswerSentence]) -> str:
+    """The answer with checked footnotes placed before each supported sentence's final punctuation.
+
+    Unsupported sentences are left unmarked. List items and headings start on their own line;
+    CJK sentences are joined without a space.
+    """
+    renderer = MarkdownRenderer()
+    return "".join(renderer.add(sentence) for sentence in sentences)
+
+
+def _with_footnotes(sentence: AnswerSentence) -> str:
+    numbers = list(dict.fromkeys(citation.number for citation in sentence.citations))
+    marks = "".join(f"[{number}]" for number in numbers)
+    text = sentence.text
+    match = _SENTENCE_END.search(text)
+    cut = match.start() if match else len(text)
+    glue = "" if cut == 0 or _CJK_CHAR.match(text[cut - 1]) else " "
+    return f"{text[:cut]}{glue}{marks}{text[cut:]}"
+
+
+def _separator(previous: str, following: str) -> str:
+    if is_line_item(previous) or is_line_item(following):
+        return "\n"
+    if _CJK_CHAR.match(following[0]) and previous[-1] in "\u3002\uff01\uff1f]":
+        return ""
+    return " "
