@@ -48,7 +48,6 @@ class Application:
         self._index_reconciled = False
         self._reranker: Reranker | None = None
         self._judge = judge
-        self._judge_opened = judge is not None
         self._keyword_index: MemoryKeywordIndex | None = None
 
     # --- lazily built parts ----------------------------------------------------------------
@@ -135,9 +134,8 @@ class Application:
     @property
     def judge(self) -> SupportJudge | None:
         """The support judge the settings name (`verify_model`), opened once; None when it is off."""
-        if not self._judge_opened:
+        if self._judge is None:
             self._judge = open_judge(self.settings)
-            self._judge_opened = True
         return self._judge
 
     def retriever(self) -> HybridRetriever:

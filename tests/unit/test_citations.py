@@ -347,3 +347,14 @@ def test_a_whole_sentence_is_checked_on_its_own_words(sources: Sources) -> None:
     plain = CitationChecker(hits).check(sentence)
     asked = CitationChecker(hits, question="What causes the tides?").check(sentence)
     assert plain == asked and plain.supported
+
+
+def test_the_question_is_embedded_once_for_every_score_that_uses_it(sources: Sources) -> None:
+    embedder = HashingEmbedder()
+    question = "Who invented the Fresnel lens?"
+    checker = CitationChecker(sources[0], embedder, question=question)
+    match = checker.question_match(question)
+    quote = checker.extract(question)
+    assert quote is not None and match > 0
+    assert checker.question_relevance(question, quote.citations) > 0
+    assert sum(batch == [question] for batch in embedder.calls) == 1

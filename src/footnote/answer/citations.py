@@ -189,6 +189,7 @@ class CitationChecker:
         self.embedder = embedder
         self.threshold = threshold
         self._candidates = _candidate_spans(self.sources)
+        self._question_vector: Vector | None = None
         if embedder is not None and self._candidates:
             texts = [self._quote(candidate) for candidate in self._candidates]
             for candidate, vector in zip(self._candidates, embedder.embed_many(texts), strict=True):
@@ -253,7 +254,7 @@ class CitationChecker:
         claim = content_terms(question)
         if not claim:
             return 1.0
-        vector = self.embedder.embed(question) if self.embedder is not None else None
+        vector = self._vector(question)
         return max((self._score(claim, vector, candidate) for candidate in self._candidates), default=0.0)
 
     def question_relevance(self, question: str, citations: Sequence[Citation]) -> float:
@@ -261,7 +262,7 @@ class CitationChecker:
         claim = content_terms(question)
         if not claim or not citations:
             return 0.0
-        vector = self.embedder.embed(question) if self.embedder is not None else None
+        vector = self._vector(question)
         cited = {
             (
                 c.number - 1,
@@ -292,7 +293,7 @@ class CitationChecker:
         return judged
 
     def _best_per_source(self, text: str, claim: dict[str, float]) -> list[_Scored | None]:
-        vector = self.embedder.embed(text) if self.embedder is not None else None
+        vector = self._vector(text)
         best: list[_Scored | None] = [None] * len(self.sources)
         for candidate in self._candidates:
             score = self._score(claim, vector, candidate)
@@ -311,6 +312,17 @@ class CitationChecker:
         if candidate.is_pair:
             score = max(0.0, score - PAIR_PENALTY)
         return score
+
+    def _vector(self, text: str) -> Vector | None:
+        """The embedding of `text`; the question's is made once, as the relevance floor, the
+        extractive fallback and the relevance gate all score it."""
+        if self.embedder is None:
+            return None
+        if text != self.question:
+            return self.embedder.embed(text)
+        if self._question_vector is None:
+            self._question_vector = self.embedder.embed(text)
+        return self._question_vector
 
     def _quote(self, candidate: _Candidate) -> str:
         return self.sources[candidate.source].text[candidate.start : candidate.end]

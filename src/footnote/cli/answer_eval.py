@@ -62,8 +62,9 @@ def run_answer_evaluation(
     results: list[RunResult] = []
     with tempfile.TemporaryDirectory(prefix="footnote-eval-answers-") as home:
         app = create_app(Settings(home=Path(home), llm=model) if model else Settings(home=Path(home)))
-        judged = app.settings.model_copy(update={"verify_model": judge_model})
-        judge = open_judge(judged) if judge_model else None
+        judge = None
+        if judge_model:
+            judge = open_judge(app.settings.model_copy(update={"verify_model": judge_model}))
         try:
             engine = app.answer_engine()
             engine.related_questions = False  # not measured here, and one more generation per question
