@@ -31,8 +31,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from footnote.answer.citations import CitationChecker, content_terms, lexical_support
+from footnote.answer.citations import CitationChecker
 from footnote.answer.prompt import build_messages
+from footnote.answer.terms import content_terms, lexical_support
 from footnote.application import Application
 from footnote.config import Settings
 from footnote.evaluation.answers import AnswerRecord, given_passages, load_records, passage_path

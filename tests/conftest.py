@@ -37,7 +37,9 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, share
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path / "home")
+    """Settings on a temporary home whose engine has the model read whole sources: most tests are
+    about generation and its checking (the extract reader's tests ask for it themselves)."""
+    return Settings(home=tmp_path / "home", reader="sources")
 
 
 @pytest.fixture(scope="session")

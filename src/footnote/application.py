@@ -178,6 +178,9 @@ class Application:
             related_questions=related_questions or s.related_questions,
             quote_above=s.quote_above,
             relevance_floor=s.relevance_floor,
+            reader=s.reader,
+            evidence_tokens=s.evidence_tokens,
+            evidence_floor=s.evidence_floor,
             judge=self.judge,
             verify_threshold=s.verify_threshold,
             # A judge is the authority on support: when it backs no sentence the answer abstains

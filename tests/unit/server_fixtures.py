@@ -76,8 +76,9 @@ def build(
     ingest: bool = True,
     **overrides: Any,
 ) -> tuple[FastAPI, Application]:
-    """A server over the two-file corpus (ingested), with `replies` queued for the fake LLM."""
-    settings = Settings(home=tmp_path / "home", **overrides)
+    """A server over the two-file corpus (ingested), with `replies` queued for the fake LLM, whose
+    answers are generated from the whole sources unless `reader` says otherwise."""
+    settings = Settings(home=tmp_path / "home", **{"reader": "sources", **overrides})
     application = create_app(
         settings, embedder=HashingEmbedder(), generator=generator or ScriptedGenerator(replies)
     )

@@ -8,10 +8,10 @@ from footnote.answer.citations import (
     DEFAULT_THRESHOLD,
     AnswerSentence,
     CitationChecker,
-    content_terms,
 )
 from footnote.answer.prompt import NO_ANSWER
 from footnote.answer.render import render_markdown
+from footnote.answer.terms import content_terms
 from footnote.models.base import Embedder
 from footnote.retrieval.hits import SearchHit
 from tests.fakes import HashingEmbedder

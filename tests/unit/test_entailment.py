@@ -77,7 +77,7 @@ def test_the_engine_checks_answers_with_the_applications_judge(tmp_path: Path) -
     (tmp_path / "docs" / "fresnel.md").write_text(f"# Fresnel\n\n{FRESNEL}\n", encoding="utf-8")
     reply = f"{COPIED} [1] {SWAPPED_WORD[0]} [1]"
     app = create_app(
-        Settings(home=tmp_path / "home"),
+        Settings(home=tmp_path / "home", reader="sources"),
         embedder=HashingEmbedder(),
         generator=ScriptedGenerator([reply]),
         judge=WordJudge(),

@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from footnote.answer.citations import content_terms, lexical_support
 from footnote.answer.prompt import format_source, select_sources
 from footnote.answer.sentences import split_sentences
+from footnote.answer.terms import content_terms, lexical_support
 from footnote.retrieval.hits import SearchHit
 
 # Below this many tokens a trimmed source holds too little to be worth the model's attention.

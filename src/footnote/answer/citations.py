@@ -15,13 +15,16 @@ Rules for what counts as a claim:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from footnote.answer.entailment import SupportJudge
+from footnote.answer.evidence import SentenceSpan, sentence_spans
 from footnote.answer.prompt import NO_ANSWER
 from footnote.answer.sentences import split_sentences, strip_markers
+from footnote.answer.terms import content_terms, lexical_support
 from footnote.models.base import Embedder, Vector
 from footnote.retrieval.hits import SearchHit
 
@@ -33,10 +36,7 @@ from footnote.retrieval.hits import SearchHit
 # Later work recalibrates on a dataset and with the real embedder.
 DEFAULT_THRESHOLD = 0.55
 
-# Numbers and names carry most of what makes a claim true or false: they weigh double, and
-# a claim naming a number or name the span lacks (the commonest fabrication) loses half its score.
-NUMBER_WEIGHT = 2.0
-NAME_WEIGHT = 2.0
+# A claim naming a number or name the span lacks (the commonest fabrication) loses half its score.
 MISSING_KEY_TERM_PENALTY = 0.5
 # A two-sentence span is a less exact footnote and shares more words by chance.
 PAIR_PENALTY = 0.05
@@ -55,32 +55,15 @@ MAX_CITATIONS = 3
 DEFAULT_VERIFY_THRESHOLD = 0.5
 JUDGED_SOURCES = 3
 JUDGED_FLOOR = 0.35
+# The words a sentence adds beyond the question are its answer: a span supports it only when it
+# holds every number and name among them and at least this weighted share of the rest.
+NOVEL_COVERAGE = 0.7
 # Lexical overlap misses paraphrases; embedding cosine rewards mere topicality. Averaging
 # asks for both, so a topical sentence with invented content stays below the threshold.
 LEXICAL_WEIGHT = 0.5
 
-CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_TOKEN = re.compile(
-    rf"(?P<cjk>[{CJK_RANGES}]+)|(?P<number>\d+(?:[.,]\d+)*)|(?P<word>(?:(?![{CJK_RANGES}])[^\W\d_])+)"
-)
 # A question asks and a lead-in ("The sources say:") announces; neither claims anything itself.
 _NOT_CLAIM_ENDINGS = ("?", ":", "\uff1f", "\uff1a")
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "edly", "ed", "es", "ly", "s")
-_SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
-
-_STOP_TEXT = """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each either else
-    ever few for from further had has have having he her here hers herself him himself his how however
-    i if in into is it its itself just may me might more most much must my myself neither no nor not
-    now of off on once one only or other our ours ourselves out over own same shall she should so some
-    such than that the their theirs them themselves then there these they this those through thus to
-    too under until up upon very was we were what when where which while who whom whose why will with
-    within without would yet you your yours yourself yourselves
-    according answer answers certainly document documents indeed mentioned okay ok passage passages
-    provided question sure source sources stated thank thanks yes"""
-_STOP_WORDS = frozenset(_STOP_TEXT.split())
-# Function characters: a CJK bigram made only of these says nothing about the claim.
-_CJK_STOP_CHARS = frozenset("的了是在和与及也都而就着或之其这那个们为被把从对于以有中上下")
 _NO_ANSWER_KEY = re.sub(r"\W+", " ", NO_ANSWER.lower()).strip()
 
 
@@ -125,48 +108,16 @@ class _Candidate:
     terms: frozenset[str]
     is_pair: bool = False
     vector: Vector | None = None
+    position: int = 0  # index of the (first) sentence in its chunk
+    paragraph: int = 0
 
 
 _Scored = tuple[float, _Candidate]  # a span and how well it supports the sentence
 
 
-def content_terms(text: str) -> dict[str, float]:
-    """The claim-bearing terms of `text` with their weights.
-
-    Words are lower-cased, stop words dropped and suffixes stripped lightly; numbers and
-    capitalised words (other than the first) weigh more; CJK text yields character bigrams.
-    """
-    terms: dict[str, float] = {}
-    first_word = True
-    for match in _TOKEN.finditer(text):
-        if match.group("cjk"):
-            for term in _cjk_terms(match.group("cjk")):
-                terms.setdefault(term, 1.0)
-        elif match.group("number"):
-            terms[match.group("number").replace(",", "")] = NUMBER_WEIGHT
-        else:
-            word = match.group("word")
-            is_name = word[0].isupper() and not first_word
-            first_word = False
-            lowered = word.lower()
-            if len(lowered) < 2 or lowered in _STOP_WORDS:
-                continue
-            stem = _stem(lowered)
-            terms[stem] = max(terms.get(stem, 0.0), NAME_WEIGHT if is_name else 1.0)
-    return terms
-
-
 def is_no_answer(text: str) -> bool:
     """Whether `text` (markers stripped) is the prescribed no-answer sentence."""
     return re.sub(r"\W+", " ", text.lower()).strip() == _NO_ANSWER_KEY
-
-
-def lexical_support(claim: dict[str, float], span_terms: frozenset[str] | set[str]) -> float:
-    """Weighted share of the claim's terms found in the span, in [0, 1]."""
-    total = sum(claim.values())
-    if total == 0:
-        return 0.0
-    return sum(weight for term, weight in claim.items() if term in span_terms) / total
 
 
 class CitationChecker:
@@ -201,8 +152,12 @@ class CitationChecker:
         claim = content_terms(text)
         if not claim or is_no_answer(text) or text.endswith(_NOT_CLAIM_ENDINGS):
             return AnswerSentence(text, [], False, markers, corrected=bool(markers), is_claim=False)
+        novel = self._novel(claim)
+        if novel is not None and not novel:
+            # It only restates the question: whatever it shares with a source, it answers nothing.
+            return AnswerSentence(text, [], False, markers, corrected=bool(markers))
         completed, claim = self._completed(text, claim)
-        best = self._best_per_source(completed, claim)
+        best = self._best_per_source(completed, claim, novel)
         threshold = self.threshold
         if self.judge is not None:
             hypothesis = text if completed == text else f'The answer to "{self.question}" is {text}'
@@ -224,6 +179,25 @@ class CitationChecker:
             corrected=corrected,
             score=top_score,
         )
+
+    def _novel(self, claim: dict[str, float]) -> dict[str, float] | None:
+        """The terms a sentence adds beyond the question (None without a question): what it
+        claims that the question did not already say, and what its span must contain."""
+        if not self._question_terms:
+            return None
+        return {term: weight for term, weight in claim.items() if term not in self._question_terms}
+
+    def sentence_spans(self) -> list[SentenceSpan]:
+        """Every single sentence of the sources with its terms and embedding, for evidence selection."""
+        return [
+            SentenceSpan(c.source, c.position, c.start, c.end, c.terms, c.vector, c.paragraph)
+            for c in self._candidates
+            if not c.is_pair
+        ]
+
+    @property
+    def question_vector(self) -> Vector | None:
+        return self._vector(self.question) if self.question else None
 
     def _completed(self, text: str, claim: dict[str, float]) -> tuple[str, dict[str, float]]:
         """The claim a sentence makes once a fragment is completed by the question's terms."""
@@ -247,6 +221,24 @@ class CitationChecker:
             return None
         candidate = max(scored, key=lambda entry: entry[0])[1]
         return self.check(self._quote(candidate))
+
+    def quoted(self, source: int, start: int, end: int, score: float) -> AnswerSentence:
+        """A verbatim span of source `source` (0-based; chunk offsets) as a cited answer sentence."""
+        hit = self.sources[source]
+        quote = hit.text[start:end]
+        text = " ".join(quote.split())  # shown on one line; the footnote keeps the verbatim span
+        citation = Citation(
+            source + 1,
+            hit.chunk_id,
+            hit.document_id,
+            hit.path,
+            quote,
+            hit.start + start,
+            hit.start + end,
+            hit.page,
+            score,
+        )
+        return AnswerSentence(text, [citation], True, [], corrected=False, score=score)
 
     def question_match(self, question: str) -> float:
         """How well the best source span matches the question (same score as support): low when
@@ -292,11 +284,15 @@ class CitationChecker:
             judged[index] = (probability, span)
         return judged
 
-    def _best_per_source(self, text: str, claim: dict[str, float]) -> list[_Scored | None]:
+    def _best_per_source(
+        self, text: str, claim: dict[str, float], novel: dict[str, float] | None = None
+    ) -> list[_Scored | None]:
         vector = self._vector(text)
         best: list[_Scored | None] = [None] * len(self.sources)
         for candidate in self._candidates:
             score = self._score(claim, vector, candidate)
+            if novel and not _holds_novel(novel, candidate.terms):
+                score = 0.0
             current = best[candidate.source]
             if current is None or score > current[0]:
                 best[candidate.source] = (score, candidate)
@@ -344,6 +340,14 @@ class CitationChecker:
         )
 
 
+def _holds_novel(novel: dict[str, float], span_terms: frozenset[str]) -> bool:
+    """Whether a span contains what a sentence adds beyond the question: every number and
+    name of it, and most of its other words."""
+    if any(weight > 1.0 and term not in span_terms for term, weight in novel.items()):
+        return False
+    return lexical_support(novel, span_terms) >= NOVEL_COVERAGE
+
+
 def _reaches(entry: _Scored | None, threshold: float) -> bool:
     return entry is not None and entry[0] >= threshold
 
@@ -374,35 +378,15 @@ def _corroborating(best: list[_Scored | None], cited: list[int], floor: float) -
 
 
 def _candidate_spans(sources: Sequence[SearchHit]) -> list[_Candidate]:
-    singles: list[_Candidate] = []
-    pairs: list[_Candidate] = []
-    for index, hit in enumerate(sources):
-        spans = split_sentences(hit.text)
-        terms = [frozenset(content_terms(hit.text[start:end])) for start, end in spans]
-        for (start, end), span_terms in zip(spans, terms, strict=True):
-            singles.append(_Candidate(index, start, end, span_terms))
-        # Adjacent pairs support claims that join two source sentences ("He ... It ...").
-        for position in range(len(spans) - 1):
-            pair_terms = terms[position] | terms[position + 1]
-            pairs.append(_Candidate(index, spans[position][0], spans[position + 1][1], pair_terms, True))
+    sentences = sentence_spans(sources)
+    singles = [
+        _Candidate(s.source, s.start, s.end, s.terms, position=s.position, paragraph=s.paragraph)
+        for s in sentences
+    ]
+    # Adjacent pairs support claims that join two source sentences ("He ... It ...").
+    pairs = [
+        _Candidate(a.source, a.start, b.end, a.terms | b.terms, True, position=a.position)
+        for a, b in itertools.pairwise(sentences)
+        if a.source == b.source
+    ]
     return singles + pairs
-
-
-def _cjk_terms(run: str) -> list[str]:
-    if len(run) == 1:
-        return [] if run in _CJK_STOP_CHARS else [run]
-    bigrams = (run[i : i + 2] for i in range(len(run) - 1))
-    return [gram for gram in bigrams if not (gram[0] in _CJK_STOP_CHARS and gram[1] in _CJK_STOP_CHARS)]
-
-
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith("ss"):
-                break
-            if suffix == "es" and not word.endswith(_SIBILANT_ES):
-                continue  # "tides" is "tide" + "s"
-            word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
-            break
-    # "tide"/"tides", "cause"/"caused": drop a final e so both stem alike.
-    return word[:-1] if len(word) > 3 and word.endswith("e") else word

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from footnote import tracing
@@ -22,8 +22,15 @@ from footnote.answer.citations import (
     is_no_answer,
 )
 from footnote.answer.entailment import SupportJudge
+from footnote.answer.evidence import (
+    DEFAULT_EVIDENCE_TOKENS,
+    Passage,
+    answerability,
+    score_sentences,
+    select_passages,
+)
 from footnote.answer.history import condense_question, recent_turns
-from footnote.answer.prompt import NO_ANSWER, build_messages
+from footnote.answer.prompt import NO_ANSWER, build_evidence_messages, build_messages
 from footnote.answer.related import suggest_related
 from footnote.answer.render import render_markdown
 from footnote.answer.sentences import SentenceAssembler, strip_markers
@@ -45,6 +52,18 @@ ABSTAIN_BELOW = 0.0
 # 0.10), on the held-out 40-99 it withheld as many answerable questions (0.20) as unanswerable
 # ones (0.217), so the match score does not tell them apart.
 QUOTE_ABOVE = 0.0
+# Readers: "extract" quotes the best evidence passage and generates nothing (a small model
+# reading the evidence gets more answers wrong than the selection does: see the README);
+# "evidence" shows the model a few selected passages and asks for one short sentence;
+# "sources" shows it whole chunks (for large models, which read them well).
+EXTRACT_READER = "extract"
+EVIDENCE_READER = "evidence"
+SOURCES_READER = "sources"
+READERS = (EXTRACT_READER, EVIDENCE_READER, SOURCES_READER)
+# One short answer sentence needs few tokens; the limit also bounds a model that rambles.
+EVIDENCE_ANSWER_TOKENS = 48
+# Below this evidence score no selected passage answers the question (see Settings.evidence_floor).
+EVIDENCE_FLOOR = 0.0
 
 
 @dataclass
@@ -62,6 +81,9 @@ class Answer:
     related_questions: list[str] = field(default_factory=list)
     match: float = 0.0  # how well the best source span matches the question
     unrelated: bool = False  # the match fell below the relevance floor: no answer was generated
+    evidence_score: float = 0.0  # score of the best evidence passage (extract and evidence readers)
+    answerability: float = 1.0  # how well the best answer-shaped sentence covers the question
+    prompt_tokens: int = 0  # tokens of the prompt the model read
 
     @property
     def citations(self) -> list[Citation]:
@@ -82,6 +104,9 @@ class Answer:
             "extracted": self.extracted,
             "match": round(self.match, 4),
             "unrelated": self.unrelated,
+            "evidence_score": round(self.evidence_score, 4),
+            "answerability": round(self.answerability, 4),
+            "prompt_tokens": self.prompt_tokens,
             "sentences": [
                 {
                     "text": s.text,
@@ -148,7 +173,13 @@ class AnswerEngine:
         judge: SupportJudge | None = None,
         verify_threshold: float = DEFAULT_VERIFY_THRESHOLD,
         relevance_floor: float = 0.0,
+        reader: str = EXTRACT_READER,
+        evidence_tokens: int = DEFAULT_EVIDENCE_TOKENS,
+        evidence_floor: float = EVIDENCE_FLOOR,
     ) -> None:
+        self.reader = reader
+        self.evidence_tokens = evidence_tokens
+        self.evidence_floor = evidence_floor
         self.relevance_floor = relevance_floor
         self.judge = judge
         self.verify_threshold = verify_threshold
@@ -196,8 +227,7 @@ class AnswerEngine:
         history: Sequence[Message] | None,
     ) -> Iterator[AnswerEvent]:
         turns = recent_turns(history or [])
-        budget = self.source_budget() - sum(self.generator.count_tokens(m.content) + 8 for m in turns)
-        sources = pack_sources(hits, question, self.generator.count_tokens, budget) if hits else []
+        sources = self._sources(question, hits, turns)
         yield SourcesEvent(sources)
         if not sources:
             yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings))
@@ -206,22 +236,114 @@ class AnswerEngine:
             sources, self.embedder, question=question, judge=self.judge, judge_threshold=self.verify_threshold
         )
         match = checker.question_match(question)
-        if match < self.relevance_floor:
-            # Nothing retrieved is about the question: say so, show the nearest sources, and
+        reads_evidence = self.reader in (EXTRACT_READER, EVIDENCE_READER)
+        passages, answerable = self._evidence(question, checker) if reads_evidence else ([], 1.0)
+        evidence_score = passages[0].score if passages else 0.0
+        if match < self.relevance_floor or (
+            reads_evidence and (not passages or answerable < self.evidence_floor)
+        ):
+            # Nothing retrieved answers the question: say so, show the nearest sources, and
             # spend no time generating an answer they could not support.
-            unrelated = self._answer(question, NO_ANSWER, [], sources, timings)
-            unrelated.match, unrelated.unrelated = match, True
+            declined = self._answer(question, NO_ANSWER, [], sources, timings)
+            declined.match, declined.unrelated = match, True
+            declined.evidence_score, declined.answerability = evidence_score, answerable
             timings["total"] = _ms_since(started)
-            yield DoneEvent(unrelated)
+            yield DoneEvent(declined)
             return
-        assembler = SentenceAssembler()
+        if self.reader == EXTRACT_READER:
+            yield from self._extract(
+                question, checker, passages[0], sources, started, timings, match, answerable
+            )
+            return
+        if passages:
+            evidence = [(p.source + 1, sources[p.source], p.text(sources)) for p in passages]
+            messages = build_evidence_messages(question, evidence, turns)
+            params = replace(
+                self.generation, max_tokens=min(self.generation.max_tokens, EVIDENCE_ANSWER_TOKENS)
+            )
+        else:
+            messages, params = build_messages(question, sources, turns), self.generation
+        prompt_tokens = self.generator.count_message_tokens(messages)
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
-        messages = build_messages(question, sources, turns)
+        yield from self._generate(messages, params, checker, started, timings, sentences, pieces)
+        quote = self._quote_instead(checker, question, sentences, passages)
+        if quote is not None:
+            sentences.append(quote)
+            yield SentenceEvent(len(sentences) - 1, quote)
+        timings["total"] = _ms_since(started)
+        answer = self._answer(question, "".join(pieces), sentences, sources, timings)
+        answer.extracted = quote is not None
+        answer.match, answer.evidence_score, answer.prompt_tokens = match, evidence_score, prompt_tokens
+        answer.answerability = answerable
+        answer.relevance = checker.question_relevance(question, answer.citations)
+        if answer.citations and answer.relevance < self.abstain_below:
+            answer.withheld = True
+            answer.text = NO_ANSWER
+        if self.related_questions:
+            answer.related_questions = self._related(question, answer)
+            timings["related"] = _ms_since(started)
+        yield DoneEvent(answer)
+
+    def _extract(
+        self,
+        question: str,
+        checker: CitationChecker,
+        best: Passage,
+        sources: list[SearchHit],
+        started: float,
+        timings: dict[str, float],
+        match: float,
+        answerable: float,
+    ) -> Iterator[AnswerEvent]:
+        """The best evidence passage, quoted verbatim with its footnote, as the answer."""
+        quote = checker.quoted(best.source, best.start, best.end, best.score)
+        yield SentenceEvent(0, quote)
+        timings["total"] = _ms_since(started)
+        answer = self._answer(question, "", [quote], sources, timings)
+        answer.extracted, answer.match, answer.evidence_score = True, match, best.score
+        answer.answerability = answerable
+        answer.relevance = checker.question_relevance(question, answer.citations)
+        if self.related_questions:
+            answer.related_questions = self._related(question, answer)
+            timings["related"] = _ms_since(started)
+        yield DoneEvent(answer)
+
+    def _sources(self, question: str, hits: list[SearchHit], turns: Sequence[Message]) -> list[SearchHit]:
+        """The hits shown as sources: all of them for the evidence reader, which reads only the
+        passages it selects; for the sources reader, those that fit the model's window."""
+        if not hits or self.reader == EVIDENCE_READER:
+            return hits
+        budget = self.source_budget() - sum(self.generator.count_tokens(m.content) + 8 for m in turns)
+        return pack_sources(hits, question, self.generator.count_tokens, budget)
+
+    def _evidence(self, question: str, checker: CitationChecker) -> tuple[list[Passage], float]:
+        """The passages of the sources most likely to answer `question`, best first, and how
+        likely it is that one of the sources answers at all."""
+        spans = checker.sentence_spans()
+        texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
+        scores = score_sentences(question, spans, checker.question_vector, texts)
+        passages = select_passages(
+            checker.sources, spans, scores, self.generator.count_tokens, self.evidence_tokens
+        )
+        return passages, answerability(question, spans, texts)
+
+    def _generate(
+        self,
+        messages: list[Message],
+        params: GenerationParams,
+        checker: CitationChecker,
+        started: float,
+        timings: dict[str, float],
+        sentences: list[AnswerSentence],
+        pieces: list[str],
+    ) -> Iterator[AnswerEvent]:
+        """Stream the model's reply, checking each sentence as soon as it is complete."""
+        assembler = SentenceAssembler()
         written: set[str] = set()
         repeated = False
         generating = time.time_ns()
-        stream = self.generator.stream(messages, self.generation)
+        stream = self.generator.stream(messages, params)
         try:
             for piece in stream:
                 if not pieces:
@@ -247,31 +369,23 @@ class AnswerEngine:
                 continue
             sentences.append(checker.check(text))
             yield SentenceEvent(len(sentences) - 1, sentences[-1])
-        quote = self._quote_instead(checker, question, sentences)
-        if quote is not None:
-            sentences.append(quote)
-            yield SentenceEvent(len(sentences) - 1, quote)
-        timings["total"] = _ms_since(started)
-        answer = self._answer(question, "".join(pieces), sentences, sources, timings)
-        answer.extracted = quote is not None
-        answer.match = match
-        answer.relevance = checker.question_relevance(question, answer.citations)
-        if answer.citations and answer.relevance < self.abstain_below:
-            answer.withheld = True
-            answer.text = NO_ANSWER
         tracing.record("verify", verifying, time.time_ns(), sentences=len(sentences))
-        if self.related_questions:
-            answer.related_questions = self._related(question, answer)
-            timings["related"] = _ms_since(started)
-        yield DoneEvent(answer)
 
     def _quote_instead(
-        self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]
+        self,
+        checker: CitationChecker,
+        question: str,
+        sentences: Sequence[AnswerSentence],
+        passages: Sequence[Passage] = (),
     ) -> AnswerSentence | None:
-        """The source sentence best matching the question, when nothing the model wrote is
-        supported (and it did not say the documents lack the answer) and the match is good enough."""
+        """A verbatim source passage, when nothing the model wrote is supported (and it did not
+        say the documents lack the answer): the best evidence passage, or for the sources reader
+        the source sentence best matching the question when it matches well enough."""
         if not self.extract_fallback or any(s.citations or is_no_answer(s.text) for s in sentences):
             return None
+        if passages:
+            best = passages[0]
+            return checker.quoted(best.source, best.start, best.end, best.score)
         quote = checker.extract(question)
         if quote is None or not quote.citations:
             return None

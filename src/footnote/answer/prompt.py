@@ -21,15 +21,18 @@ SYSTEM_PROMPT = (
 )
 
 
+# The evidence reader is shown a few selected passages, not whole chunks: one sentence back.
+EVIDENCE_PROMPT = (
+    "Answer the question from the numbered evidence in one short sentence.\n"
+    "- Copy the answer's words exactly from the evidence.\n"
+    "- End the sentence with the number of its evidence, like [1].\n"
+    f"- If the evidence does not answer the question, say exactly: {NO_ANSWER}"
+)
+
+
 def format_source(number: int, hit: SearchHit) -> str:
     """One numbered source block: "[n] Title — heading path (p. N)" and then its text."""
-    header = f"[{number}] {hit.title or hit.path}"
-    headings = [heading for heading in hit.heading_path if heading and heading != hit.title]
-    if headings:
-        header += " \u2014 " + " > ".join(headings)
-    if hit.page is not None:
-        header += f" (p. {hit.page})"
-    return f"{header}\n{hit.text.strip()}"
+    return f"{source_header(number, hit)}\n{hit.text.strip()}"
 
 
 def select_sources(
@@ -61,6 +64,26 @@ def build_messages(
     # The question comes last, where small models attend most.
     user = f"Sources:\n\n{blocks or '(none)'}\n\nQuestion: {question.strip()}"
     return [Message(role="system", content=SYSTEM_PROMPT), *history, Message(role="user", content=user)]
+
+
+def source_header(number: int, hit: SearchHit) -> str:
+    """ "[n] Title — heading path (p. N)": how a source is named in a prompt."""
+    header = f"[{number}] {hit.title or hit.path}"
+    headings = [heading for heading in hit.heading_path if heading and heading != hit.title]
+    if headings:
+        header += " \u2014 " + " > ".join(headings)
+    if hit.page is not None:
+        header += f" (p. {hit.page})"
+    return header
+
+
+def build_evidence_messages(
+    question: str, evidence: Sequence[tuple[int, SearchHit, str]], history: Sequence[Message] = ()
+) -> list[Message]:
+    """The evidence reader's prompt: each `(number, source, passage)` under its source's header."""
+    blocks = "\n\n".join(f"{source_header(n, hit)}\n{text.strip()}" for n, hit, text in evidence)
+    user = f"Evidence:\n\n{blocks or '(none)'}\n\nQuestion: {question.strip()}"
+    return [Message(role="system", content=EVIDENCE_PROMPT), *history, Message(role="user", content=user)]
 
 
 def _trim_to_budget(hit: SearchHit, count_tokens: Callable[[str], int], budget_tokens: int) -> SearchHit:

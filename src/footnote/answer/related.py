@@ -16,8 +16,8 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from footnote.answer.citations import content_terms
 from footnote.answer.sentences import MARKER
+from footnote.answer.terms import content_terms
 from footnote.models.base import GenerationParams, Generator, Message
 from footnote.retrieval.hits import SearchHit
 

@@ -94,7 +94,11 @@ def _print_table(name: str, queries: int, results: list[ModeResult]) -> None:
 @eval_app.command("answers")
 def answers(
     dataset: Annotated[
-        Path, typer.Argument(help="JSONL with query, answer, positive and negative passages.")
+        Path,
+        typer.Argument(
+            help="RGB-style JSONL (query, answer, positive and negative passages), or a document set: "
+            "a folder with corpus/ and questions.jsonl (question, answers, source, evidence, kind)."
+        ),
     ],
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Use only the first N questions.")
@@ -137,10 +141,27 @@ def answers(
             help="Answer with the abstention gate off and choose its threshold on half the questions.",
         ),
     ] = False,
+    index_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="Document sets: keep the ingested corpus here and reuse it (default: a temporary folder)."
+        ),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
 ) -> None:
-    """Answer every question and score correctness, citations, abstention and latency."""
+    """Answer every question and score correctness, citations, abstention and latency.
+
+    A document set is ingested and asked end to end, and scored per kind of question: correct,
+    correct with a citation quoting the answer, cited into the right document, abstention, false
+    abstention, latency and first-sentence latency (p50/p90)."""
     from footnote.cli.answer_eval import run_answer_evaluation
+    from footnote.evaluation.docqa import is_doc_set
+
+    if is_doc_set(dataset):
+        from footnote.cli.docqa_eval import run_doc_evaluation
+
+        run_doc_evaluation(dataset, limit, skip, json_output, model=model, home=index_dir)
+        return
 
     run_answer_evaluation(
         dataset,

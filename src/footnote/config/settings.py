@@ -246,6 +246,24 @@ class Settings(BaseSettings):
         description="below this match between the question and the best source span, the sources are "
         "taken as unrelated: no answer is generated and the nearest sources are shown; 0: off",
     )
+    reader: Literal["extract", "evidence", "sources"] = Field(
+        "extract",
+        description="extract: the best evidence passage of the sources is the answer, quoted with its "
+        "footnote, and nothing is generated; evidence: the model reads only the few selected passages "
+        "and a verbatim passage stands in when nothing it writes checks out; sources: the model reads "
+        "the whole retrieved chunks (for large models)",
+    )
+    evidence_tokens: int = Field(
+        220, ge=32, le=4096, description="most tokens of selected evidence the evidence reader is shown"
+    )
+    evidence_floor: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="below this answerability (the best share of the question's terms covered by a "
+        "source sentence holding the kind of token asked for) the documents are taken not to answer: "
+        "footnote says so and shows the nearest sources; 0: off",
+    )
     quote_above: float = Field(
         0.0,
         ge=0.0,

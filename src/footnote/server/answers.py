@@ -26,7 +26,6 @@ from footnote.answer.engine import (
     SourcesEvent,
     TokenEvent,
 )
-from footnote.answer.prompt import build_messages
 from footnote.answer.render import render_markdown
 from footnote.models.base import GenerationParams
 from footnote.server.admission import Slot
@@ -77,11 +76,7 @@ def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[RunEven
             yield SourcesReady(*describe_sources(app.catalog, event.sources))
         elif isinstance(event, DoneEvent):
             answer = event.answer
-            if answer.sources:
-                prompt = build_messages(answer.question, answer.sources)
-                prompt_tokens = app.generator.count_message_tokens(prompt)
-            else:
-                prompt_tokens = app.generator.count_tokens(answer.question)
+            prompt_tokens = answer.prompt_tokens or app.generator.count_tokens(answer.question)
             yield RunFinished(answer, prompt_tokens, completion_tokens)
         else:
             completion_tokens += isinstance(event, TokenEvent)

@@ -1,0 +1,310 @@
+"""Evidence selection: the few source passages most likely to answer, before any generation.
+
+A small model reading five whole chunks is slow (every prompt token is prefill time) and
+easily distracted by them. So the sentences of the retrieved chunks are scored against the
+question first, and the model is shown only the best few, each with the sentence before it
+when that one carries the subject (a man page's option line, a list's lead-in, a table's
+header row), within a small token budget.
+
+A sentence's score blends three signals measured on the question:
+- keyword: the IDF-weighted share of the question's terms the sentence (with the sentence
+  before it, at a discount) contains, IDF taken over the retrieved sentences themselves;
+- dense: the cosine between sentence and question embeddings;
+- rank: the retrieval rank of its chunk;
+and then adjusts it for what an answer looks like: a sentence that holds a token of the kind
+the question asks for (a number for "how many", an option or identifier for "which flag", a
+name for "who") that the question does not already contain scores more; one that adds no term
+beyond the question, or is itself a question (an FAQ's heading), scores less.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from footnote.answer.sentences import split_sentences
+from footnote.answer.terms import content_terms
+from footnote.models.base import Vector
+from footnote.retrieval.hits import SearchHit
+
+# Weights of the signals and of the preceding sentence's terms; chosen on docqa-dev with
+# `benchmarks/evidence_selection.py` (results under benchmarks/results/).
+KEYWORD_WEIGHT = 0.4
+DENSE_WEIGHT = 0.2
+RANK_WEIGHT = 0.2
+CONTEXT_DISCOUNT = 0.7
+CONTEXT_SENTENCES = 3
+TYPED_BONUS = 0.3
+NO_NEW_TERM_FACTOR = 0.3
+QUESTION_FACTOR = 0.3
+# Passages shown to the model and the tokens they may take in all.
+DEFAULT_PASSAGES = 3
+DEFAULT_EVIDENCE_TOKENS = 220
+# A passage is its best sentence and, where it fits, the one before and the one after.
+MAX_PASSAGE_TOKENS = 160
+
+
+_ASKS_YEAR = re.compile(r"\b(?:what|which) year\b|^\s*when (?:was|did|were)\b", re.IGNORECASE)
+_ASKS_VERSION = re.compile(r"\b(?:what|which)(?: [\w.+-]+){0,3} (?:version|release)\b", re.IGNORECASE)
+_ASKS_NUMBER = re.compile(
+    r"\bhow (?:many|much|long|large|big|deep|far|old|often|precise|fast|wide|high|small)\b"
+    r"|\b(?:size|number|percentage|port|limit|level|range|exit status|return code|width|length|timeout"
+    r"|seconds|bytes|depth|rounds|count)\b"
+    r"|\b(?:at most|at least|maximum|minimum|oldest|newest|highest|lowest|earliest|latest)\b",
+    re.IGNORECASE,
+)
+_ASKS_CODE = re.compile(
+    r"\b(?:option|flag|switch|command|function|macro|variable|setting|method|call|directive|keyword"
+    r"|parameter|operator|delimiters?|syntax|action|type|argument|define|constant|extension|class|module)\b"
+    r"|\bhow (?:do|can|would|should) (?:i|you|one)\b",
+    re.IGNORECASE,
+)
+# "What does exit status 2 mean?" names its number and asks for words.
+_ASKS_MEANING = re.compile(
+    r"\bwhat (?:does|do|did)\b.*\b(?:mean|indicate|stand for|signify|do)\b|\bwhat went wrong\b", re.IGNORECASE
+)
+_ASKS_NAME = re.compile(r"^\s*who\b|\bwhose\b|\bwho (?:wrote|created|made|invented)\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:1[5-9]|20)\d\d\b")
+_VERSION = re.compile(r"\d+\.\d+")
+_DIGIT = re.compile(r"\d")
+# A section or list number ("4.", "6.6.1.", "2)") starting a line says where, not what.
+_SECTION_NUMBER = re.compile(r"^\(?\d+(?:\.\d+)*[.)]?$")
+# An option, identifier, assignment, call, constant, path or quoted literal.
+_CODE = re.compile(r"^[-+]{1,2}\w|\w_\w|\w=|\w\(|[a-z][A-Z]|^[A-Z][A-Z0-9]{2,}$|`|\w/\w|\w\.\w|^['\"<$]|%")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_STRIP = ".,;:()[]{}\"'\u2018\u2019\u201c\u201d"
+
+
+def asked_kinds(question: str) -> frozenset[str]:
+    """What kind of token an answer to `question` holds: "year", "version", "number", "code" and/or "name"."""
+    kinds: set[str] = set()
+    if _ASKS_MEANING.search(question):
+        return frozenset()
+    if _ASKS_YEAR.search(question):
+        kinds.add("year")
+    elif _ASKS_VERSION.search(question):
+        kinds.add("version")
+    elif _ASKS_NUMBER.search(question):
+        kinds.add("number")
+    if _ASKS_CODE.search(question):
+        kinds.add("code")
+    if _ASKS_NAME.search(question):
+        kinds.add("name")
+    return frozenset(kinds)
+
+
+def holds_asked_token(sentence: str, question: str, kinds: frozenset[str]) -> bool:
+    """Whether `sentence` holds a token of one of `kinds` that `question` does not contain."""
+    asked = question.lower()
+    for position, raw in enumerate(sentence.split()):
+        word = raw.strip(_STRIP) or raw
+        if word.lower() in asked or (position == 0 and _SECTION_NUMBER.match(raw)):
+            continue
+        if "year" in kinds and _YEAR.search(word):
+            return True
+        if "version" in kinds and _VERSION.search(word):
+            return True
+        if "number" in kinds and _DIGIT.search(word):
+            return True
+        if "code" in kinds and _CODE.search(raw.strip(".,;:")):
+            return True
+        if "name" in kinds and word[:1].isupper() and word[1:].islower():
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class SentenceSpan:
+    """One sentence of one retrieved chunk, with what scoring needs to know of it."""
+
+    source: int  # 0-based index into the hits
+    position: int  # index of the sentence in its chunk
+    start: int  # character span in the chunk text
+    end: int
+    terms: frozenset[str]
+    vector: Vector | None = None
+    paragraph: int = 0  # index of its paragraph in the chunk (blank lines separate paragraphs)
+
+
+def sentence_spans(hits: Sequence[SearchHit]) -> list[SentenceSpan]:
+    """Every sentence of every hit with its terms and paragraph, in order."""
+    spans: list[SentenceSpan] = []
+    for source, hit in enumerate(hits):
+        paragraph, last_end = 0, 0
+        for position, (start, end) in enumerate(split_sentences(hit.text)):
+            if _BLANK_LINE.search(hit.text, last_end, start):
+                paragraph += 1
+            terms = frozenset(content_terms(hit.text[start:end]))
+            spans.append(SentenceSpan(source, position, start, end, terms, paragraph=paragraph))
+            last_end = end
+    return spans
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A run of sentences `[first, last]` of one chunk chosen as evidence, and its score."""
+
+    source: int
+    start: int  # character span in the chunk text
+    end: int
+    anchor: SentenceSpan  # the sentence that scored best
+    score: float
+
+    def text(self, hits: Sequence[SearchHit]) -> str:
+        return hits[self.source].text[self.start : self.end]
+
+
+def score_sentences(
+    question: str,
+    sentences: Sequence[SentenceSpan],
+    question_vector: Vector | None,
+    texts: Sequence[str],
+) -> list[float]:
+    """The evidence score of each sentence (whose text is `texts[i]`) for `question`."""
+    asked = content_terms(question)
+    if not sentences:
+        return []
+    frequency: dict[str, int] = {}
+    for sentence in sentences:
+        for term in sentence.terms:
+            if term in asked:
+                frequency[term] = frequency.get(term, 0) + 1
+    total = len(sentences)
+    idf = {term: math.log(1.0 + total / frequency.get(term, 0.5)) * weight for term, weight in asked.items()}
+    norm = sum(idf.values()) or 1.0
+    by_position = {(s.source, s.position): s for s in sentences}
+    ranks = sorted({s.source for s in sentences})
+    kinds = asked_kinds(question)
+    scores: list[float] = []
+    for sentence, text in zip(sentences, texts, strict=True):
+        context = _context(sentence, by_position)
+        keyword = 0.0
+        for term, value in idf.items():
+            if term in sentence.terms:
+                keyword += value
+            else:
+                keyword += value * max((weight for terms, weight in context if term in terms), default=0.0)
+        dense = 0.0
+        if question_vector is not None and sentence.vector is not None:
+            dense = max(0.0, sum(a * b for a, b in zip(question_vector, sentence.vector, strict=False)))
+        rank = 1.0 / (1.0 + ranks.index(sentence.source))
+        score = KEYWORD_WEIGHT * keyword / norm + DENSE_WEIGHT * dense + RANK_WEIGHT * rank
+        if kinds and holds_asked_token(text, question, kinds):
+            score += TYPED_BONUS
+        if sentence.terms <= asked.keys():
+            score *= NO_NEW_TERM_FACTOR
+        if text.rstrip().endswith(("?", "\uff1f")):
+            score *= QUESTION_FACTOR
+        scores.append(score)
+    return scores
+
+
+def answerability(question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str]) -> float:
+    """How well the sources can answer `question`: the best weighted share of its terms that a
+    sentence (with its paragraph's lead-in) covers, among the sentences holding a token of the
+    kind asked for (all sentences when the question asks for no particular kind)."""
+    asked = content_terms(question)
+    total = sum(asked.values())
+    if not total:
+        return 1.0
+    kinds = asked_kinds(question)
+    by_position = {(s.source, s.position): s for s in sentences}
+    best = 0.0
+    for sentence, text in zip(sentences, texts, strict=True):
+        if kinds and not holds_asked_token(text, question, kinds):
+            continue
+        context = _context(sentence, by_position)
+        covered = 0.0
+        for term, weight in asked.items():
+            if term in sentence.terms:
+                covered += weight
+            else:
+                covered += weight * max((w for terms, w in context if term in terms), default=0.0)
+        best = max(best, covered / total)
+    return best
+
+
+def _context(
+    sentence: SentenceSpan, by_position: dict[tuple[int, int], SentenceSpan]
+) -> list[tuple[frozenset[str], float]]:
+    """The terms of the sentences before `sentence` in its paragraph, each with its discount:
+    an option's description names the option once, and its default comes sentences later."""
+    context = []
+    weight = CONTEXT_DISCOUNT
+    back = 1
+    while True:
+        before = by_position.get((sentence.source, sentence.position - back))
+        if before is None or before.paragraph != sentence.paragraph:
+            break
+        if back <= CONTEXT_SENTENCES:
+            context.append((before.terms, weight))
+            weight *= CONTEXT_DISCOUNT
+        lead = before
+        back += 1
+    if back > CONTEXT_SENTENCES + 1:
+        # The paragraph's first line leads every later one: a table's header, an option's name.
+        context.append((lead.terms, CONTEXT_DISCOUNT**2))
+    return context
+
+
+def select_passages(
+    hits: Sequence[SearchHit],
+    sentences: Sequence[SentenceSpan],
+    scores: Sequence[float],
+    count_tokens: Callable[[str], int],
+    budget_tokens: int = DEFAULT_EVIDENCE_TOKENS,
+    passages: int = DEFAULT_PASSAGES,
+) -> list[Passage]:
+    """The best sentences grown into passages (the sentence before, then after, while they fit),
+    non-overlapping, best first, within `budget_tokens` in all."""
+    by_chunk: dict[int, list[SentenceSpan]] = {}
+    for sentence in sentences:
+        by_chunk.setdefault(sentence.source, []).append(sentence)
+    order = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i].source, i))
+    chosen: list[Passage] = []
+    used_tokens = 0
+    taken: set[tuple[int, int]] = set()
+    for index in order:
+        if len(chosen) >= passages:
+            break
+        anchor = sentences[index]
+        if (anchor.source, anchor.position) in taken:
+            continue
+        room = min(MAX_PASSAGE_TOKENS, budget_tokens - used_tokens)
+        passage = _grow(hits, by_chunk[anchor.source], anchor, scores[index], count_tokens, room, taken)
+        if passage is None:
+            continue
+        chosen.append(passage)
+        used_tokens += count_tokens(passage.text(hits))
+        for sentence in by_chunk[anchor.source]:
+            if passage.start <= sentence.start and sentence.end <= passage.end:
+                taken.add((sentence.source, sentence.position))
+    return chosen
+
+
+def _grow(
+    hits: Sequence[SearchHit],
+    chunk: Sequence[SentenceSpan],
+    anchor: SentenceSpan,
+    score: float,
+    count_tokens: Callable[[str], int],
+    room: int,
+    taken: set[tuple[int, int]],
+) -> Passage | None:
+    text = hits[anchor.source].text
+    positions = {s.position: s for s in chunk}
+    first = last = anchor
+    if count_tokens(text[first.start : last.end]) > room:
+        return None
+    for step in (-1, 1):  # the sentence before carries the subject more often than the one after
+        neighbour = positions.get((first if step < 0 else last).position + step)
+        if neighbour is None or neighbour.paragraph != anchor.paragraph:
+            continue  # a passage stays within its paragraph, table or list
+        if (neighbour.source, neighbour.position) in taken:
+            continue
+        grown = (neighbour, last) if step < 0 else (first, neighbour)
+        if count_tokens(text[grown[0].start : grown[1].end]) <= room:
+            first, last = grown
+    return Passage(anchor.source, first.start, last.end, anchor, score)

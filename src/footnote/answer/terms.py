@@ -1,0 +1,95 @@
+"""Claim-bearing terms of a text: what citation checking and evidence selection compare.
+
+Words are lower-cased, stop words dropped and suffixes stripped lightly; numbers and
+capitalised words (other than the first) weigh more; CJK text yields character bigrams.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Numbers and names carry most of what makes a claim true or false: they weigh double.
+NUMBER_WEIGHT = 2.0
+NAME_WEIGHT = 2.0
+# Options, identifiers, MIME types and paths ("-P", "--enable-fat", "GLIBCXX_FORCE_NEW",
+# "audio/x-midi") are kept whole and case-sensitive besides their word pieces: "audio/midi" and
+# "audio/x-midi" share every word yet name different things.
+CODE_WEIGHT = 2.0
+_CODE_TOKEN = re.compile(r"(?<![\w/.-])(?:--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[/_.=+-][\w]+)+)")
+
+CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_TOKEN = re.compile(
+    rf"(?P<cjk>[{CJK_RANGES}]+)|(?P<number>\d+(?:[.,]\d+)*)|(?P<word>(?:(?![{CJK_RANGES}])[^\W\d_])+)"
+)
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "edly", "ed", "es", "ly", "s")
+_SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
+
+_STOP_TEXT = """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing done down during each either else
+    ever few for from further had has have having he her here hers herself him himself his how however
+    i if in into is it its itself just may me might more most much must my myself neither no nor not
+    now of off on once one only or other our ours ourselves out over own same shall she should so some
+    such than that the their theirs them themselves then there these they this those through thus to
+    too under until up upon very was we were what when where which while who whom whose why will with
+    within without would yet you your yours yourself yourselves
+    according answer answers certainly document documents indeed mentioned okay ok passage passages
+    provided question sure source sources stated thank thanks yes"""
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
+# Function characters: a CJK bigram made only of these says nothing about the claim.
+_CJK_STOP_CHARS = frozenset("的了是在和与及也都而就着或之其这那个们为被把从对于以有中上下")
+
+
+def content_terms(text: str) -> dict[str, float]:
+    """The claim-bearing terms of `text` with their weights.
+
+    Words are lower-cased, stop words dropped and suffixes stripped lightly; numbers and
+    capitalised words (other than the first) weigh more; CJK text yields character bigrams.
+    """
+    terms: dict[str, float] = {}
+    first_word = True
+    for match in _TOKEN.finditer(text):
+        if match.group("cjk"):
+            for term in _cjk_terms(match.group("cjk")):
+                terms.setdefault(term, 1.0)
+        elif match.group("number"):
+            terms[match.group("number").replace(",", "")] = NUMBER_WEIGHT
+        else:
+            word = match.group("word")
+            is_name = word[0].isupper() and not first_word
+            first_word = False
+            lowered = word.lower()
+            if len(lowered) < 2 or lowered in _STOP_WORDS:
+                continue
+            stem = _stem(lowered)
+            terms[stem] = max(terms.get(stem, 0.0), NAME_WEIGHT if is_name else 1.0)
+    for match in _CODE_TOKEN.finditer(text):
+        terms[match.group().rstrip(".-")] = CODE_WEIGHT
+    return terms
+
+
+def lexical_support(claim: dict[str, float], span_terms: frozenset[str] | set[str]) -> float:
+    """Weighted share of the claim's terms found in the span, in [0, 1]."""
+    total = sum(claim.values())
+    if total == 0:
+        return 0.0
+    return sum(weight for term, weight in claim.items() if term in span_terms) / total
+
+
+def _cjk_terms(run: str) -> list[str]:
+    if len(run) == 1:
+        return [] if run in _CJK_STOP_CHARS else [run]
+    bigrams = (run[i : i + 2] for i in range(len(run) - 1))
+    return [gram for gram in bigrams if not (gram[0] in _CJK_STOP_CHARS and gram[1] in _CJK_STOP_CHARS)]
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "s" and word.endswith("ss"):
+                break
+            if suffix == "es" and not word.endswith(_SIBILANT_ES):
+                continue  # "tides" is "tide" + "s"
+            word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
+            break
+    # "tide"/"tides", "cause"/"caused": drop a final e so both stem alike.
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word

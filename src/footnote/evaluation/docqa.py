@@ -1,0 +1,261 @@
+"""Answer evaluation over a folder of real documents with questions about them.
+
+A set is a folder holding `corpus/` (the documents, any format footnote ingests) and
+`questions.jsonl`, one item per line:
+`{"id", "question", "answers": [...], "source": "file name" | null, "evidence", "kind"}`.
+Items with no answers (`kind: "unanswerable"`) must be declined.
+
+The corpus is ingested as a user would (`footnote ingest`), every question is asked end to
+end (retrieval, evidence selection, generation, checking) through the streaming engine, and
+each answer is scored:
+
+- correct: the answer text contains one of the accepted answers (NFKC, case, spacing and
+  punctuation normalised on both sides);
+- correct and cited: correct, and one of its citations quotes a span that contains the answer;
+- right document: one of its citations points into the item's `source` document;
+- abstained: the answer says the documents do not contain it (no citation);
+- latency: seconds to the whole answer, and to the first checked sentence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from footnote.answer.engine import Answer, AnswerEngine, DoneEvent, SentenceEvent
+from footnote.errors import FootnoteError
+
+UNANSWERABLE = "unanswerable"
+QUESTIONS_FILE = "questions.jsonl"
+CORPUS_FOLDER = "corpus"
+
+
+class DocSetError(FootnoteError):
+    """A document question set is missing a part or holds a malformed item."""
+
+
+@dataclass(frozen=True)
+class DocQuestion:
+    id: str
+    question: str
+    answers: tuple[str, ...]
+    source: str | None
+    evidence: str | None
+    kind: str
+
+    @property
+    def answerable(self) -> bool:
+        return bool(self.answers)
+
+
+@dataclass
+class DocOutcome:
+    id: str
+    kind: str
+    question: str
+    answer: str
+    correct: bool
+    correct_cited: bool
+    right_document: bool
+    abstained: bool
+    seconds: float
+    first_sentence_seconds: float | None
+    prompt_tokens: int = 0
+    cited: list[str] = field(default_factory=list)
+    answerability: float = 1.0  # the engine's answerability signal (evidence readers)
+    match: float = 0.0  # how well the best source span matched the question
+
+    @property
+    def answerable(self) -> bool:
+        return self.kind != UNANSWERABLE
+
+
+def is_doc_set(path: Path) -> bool:
+    """Whether `path` is a document question set (a folder with questions and a corpus)."""
+    return path.is_dir() and (path / QUESTIONS_FILE).is_file() and (path / CORPUS_FOLDER).is_dir()
+
+
+def load_doc_questions(folder: Path, limit: int | None = None, skip: int = 0) -> list[DocQuestion]:
+    """The items of `folder/questions.jsonl`: the first `limit` after the first `skip`."""
+    if not is_doc_set(folder):
+        raise DocSetError(
+            f"{folder} is not a document question set: "
+            f"it needs {QUESTIONS_FILE} and a {CORPUS_FOLDER}/ folder"
+        )
+    items: list[DocQuestion] = []
+    path = folder / QUESTIONS_FILE
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+            answers = tuple(str(answer) for answer in raw.get("answers") or ())
+            item = DocQuestion(
+                str(raw.get("id", number)),
+                str(raw["question"]),
+                answers,
+                raw.get("source"),
+                raw.get("evidence"),
+                str(raw.get("kind") or ("factoid" if answers else UNANSWERABLE)),
+            )
+        except json.JSONDecodeError as exc:
+            raise DocSetError(f"{path} line {number} is not JSON ({exc.msg})") from exc
+        except (KeyError, TypeError) as exc:
+            raise DocSetError(
+                f"{path} line {number}: items need question and answers fields ({exc})"
+            ) from exc
+        items.append(item)
+    return items[skip:][:limit] if limit is not None else items[skip:]
+
+
+def normalise(text: str) -> str:
+    """Text compared for containment: NFKC, lower case, one space between words."""
+    return " ".join(unicodedata.normalize("NFKC", text).lower().split())
+
+
+_PUNCTUATION = re.compile(r"[^\w]+")
+
+
+def _bare(text: str) -> str:
+    return " ".join(_PUNCTUATION.sub(" ", normalise(text)).split())
+
+
+def contains_answer(text: str, answers: Sequence[str]) -> bool:
+    """Whether `text` holds one of `answers`, spacing, case and punctuation aside."""
+    plain, bare = normalise(text), f" {_bare(text)} "
+    for answer in answers:
+        wanted = normalise(answer)
+        if wanted and wanted in plain:
+            return True
+        stripped = _bare(answer)
+        if stripped and f" {stripped} " in bare:
+            return True
+    return False
+
+
+def score_doc_answer(
+    item: DocQuestion, answer: Answer, seconds: float, first: float | None, prompt_tokens: int = 0
+) -> DocOutcome:
+    citations = answer.citations
+    shown = "" if answer.abstained else answer.text
+    correct = item.answerable and contains_answer(shown, item.answers)
+    quoted = correct and any(contains_answer(c.quote, item.answers) for c in citations)
+    right = bool(item.source) and any(Path(c.path).name == item.source for c in citations)
+    return DocOutcome(
+        item.id,
+        item.kind,
+        item.question,
+        answer.text,
+        correct=correct,
+        correct_cited=quoted,
+        right_document=right,
+        abstained=answer.abstained,
+        seconds=seconds,
+        first_sentence_seconds=first,
+        prompt_tokens=prompt_tokens,
+        cited=sorted({Path(c.path).name for c in citations}),
+        answerability=round(answer.answerability, 4),
+        match=round(answer.match, 4),
+    )
+
+
+def ask_timed(engine: AnswerEngine, question: str) -> tuple[Answer, float, float | None]:
+    """The answer, the seconds it took, and the seconds to its first checked sentence."""
+    started = time.perf_counter()
+    first: float | None = None
+    for event in engine.stream(question):
+        if isinstance(event, SentenceEvent) and first is None:
+            first = time.perf_counter() - started
+        if isinstance(event, DoneEvent):
+            return event.answer, time.perf_counter() - started, first
+    raise AssertionError("the answer stream ended without a DoneEvent")
+
+
+def evaluate_doc_questions(
+    engine: AnswerEngine,
+    items: Sequence[DocQuestion],
+    on_question: Callable[[DocOutcome], None] | None = None,
+) -> list[DocOutcome]:
+    outcomes: list[DocOutcome] = []
+    for item in items:
+        answer, seconds, first = ask_timed(engine, item.question)
+        if first is None:
+            first = seconds  # an answer with no sentence is shown whole, when it is done
+        tokens = answer.prompt_tokens
+        outcome = score_doc_answer(item, answer, seconds, first, tokens)
+        outcomes.append(outcome)
+        if on_question:
+            on_question(outcome)
+    return outcomes
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return round(ordered[0], 3)
+    return round(statistics.quantiles(ordered, n=100, method="inclusive")[int(fraction * 100) - 1], 3)
+
+
+def doc_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
+    """Correctness, citation, abstention and latency figures over `outcomes`."""
+    answerable = [o for o in outcomes if o.answerable]
+    unanswerable = [o for o in outcomes if not o.answerable]
+    seconds = [o.seconds for o in outcomes]
+    firsts = [o.first_sentence_seconds for o in outcomes if o.first_sentence_seconds is not None]
+    tokens = [o.prompt_tokens for o in outcomes if o.prompt_tokens]
+    return {
+        "questions": len(outcomes),
+        "answerable": len(answerable),
+        "correct": _share(sum(o.correct for o in answerable), len(answerable)),
+        "correct_cited": _share(sum(o.correct_cited for o in answerable), len(answerable)),
+        "right_document": _share(sum(o.right_document for o in answerable), len(answerable)),
+        "abstention": _share(sum(o.abstained for o in unanswerable), len(unanswerable)),
+        "false_abstention": _share(sum(o.abstained for o in answerable), len(answerable)),
+        "latency_p50": _percentile(seconds, 0.5),
+        "latency_p90": _percentile(seconds, 0.9),
+        "first_sentence_p50": _percentile(firsts, 0.5),
+        "first_sentence_p90": _percentile(firsts, 0.9),
+        "prompt_tokens_mean": round(statistics.fmean(tokens), 1) if tokens else None,
+    }
+
+
+def metrics_by_kind(outcomes: Sequence[DocOutcome]) -> dict[str, dict[str, Any]]:
+    """`doc_metrics` for each kind of question, then for all of them under "all"."""
+    kinds = sorted({o.kind for o in outcomes})
+    by_kind = {kind: doc_metrics([o for o in outcomes if o.kind == kind]) for kind in kinds}
+    by_kind["all"] = doc_metrics(outcomes)
+    return by_kind
+
+
+def choose_floor(outcomes: Sequence[DocOutcome], signal: str, most_false: float = 0.10) -> float:
+    """The highest threshold on `signal` ("answerability" or "match") below which answers are
+    declined, such that at most `most_false` of the answerable questions would be; outcomes
+    must come from a run with that gate off."""
+    answerable = sorted(getattr(o, signal) for o in outcomes if o.answerable)
+    if not answerable:
+        return 0.0
+    allowed = int(most_false * len(answerable))
+    return answerable[allowed] if allowed < len(answerable) else answerable[-1]
+
+
+def gated(outcomes: Sequence[DocOutcome], signal: str, floor: float) -> list[DocOutcome]:
+    """`outcomes` as they would be with answers below `floor` on `signal` declined."""
+    result = []
+    for o in outcomes:
+        if getattr(o, signal) < floor and not o.abstained:
+            o = replace(o, abstained=True, correct=False, correct_cited=False, right_document=False)
+        result.append(o)
+    return result

@@ -1,0 +1,202 @@
+"""Evidence selection, the extract reader, and the checker's rule that an answer must add something."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from footnote.answer.citations import CitationChecker
+from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent
+from footnote.answer.evidence import (
+    answerability,
+    asked_kinds,
+    holds_asked_token,
+    score_sentences,
+    select_passages,
+    sentence_spans,
+)
+from footnote.answer.prompt import EVIDENCE_PROMPT, NO_ANSWER
+from footnote.answer.render import render_markdown
+from footnote.application import Application, create_app
+from footnote.config import Settings
+from footnote.retrieval.hits import SearchHit
+from tests.fakes import HashingEmbedder, ScriptedGenerator
+
+SFTP = """     -B buffer_size
+             Specify the size of the buffer that sftp uses when transferring
+             files.  Larger buffers require fewer round trips at the cost of
+             higher memory consumption.  The default is 32768 bytes.
+
+     -b batchfile
+             Batch mode reads a series of commands from an input batchfile
+             instead of stdin.
+"""
+TAR_EXIT = """# Exit status
+
+Tar's exit code tells whether it could perform the requested operation.
+
+| status | meaning |
+|---|---|
+| 0 | Successful termination. |
+| 1 | Some files differ. |
+| 2 | Fatal error. |
+"""
+MIDI = "The audio/midi MIME type has an alias of audio/x-midi, which older programs write."
+
+
+def hit(text: str, number: int = 1, path: str = "doc.txt") -> SearchHit:
+    return SearchHit(number, number, path, path, text, 0, len(text))
+
+
+def best_passage_text(question: str, hits: list[SearchHit]) -> str:
+    embedder = HashingEmbedder()
+    spans = sentence_spans(hits)
+    vectors = embedder.embed_many([hits[s.source].text[s.start : s.end] for s in spans])
+    spans = [
+        type(s)(s.source, s.position, s.start, s.end, s.terms, v, s.paragraph)
+        for s, v in zip(spans, vectors, strict=True)
+    ]
+    texts = [hits[s.source].text[s.start : s.end] for s in spans]
+    scores = score_sentences(question, spans, embedder.embed(question), texts)
+    passages = select_passages(hits, spans, scores, lambda text: len(text.split()), 120)
+    return passages[0].text(hits)
+
+
+def test_the_answer_sentence_after_the_option_line_is_selected() -> None:
+    text = best_passage_text("What buffer size does sftp use for transfers unless -B is given?", [hit(SFTP)])
+    assert "32768 bytes" in text
+
+
+def test_a_table_row_holding_the_asked_value_is_selected() -> None:
+    text = best_passage_text("What does exit status 2 of tar mean?", [hit(TAR_EXIT)])
+    assert "Fatal error" in text
+
+
+@pytest.mark.parametrize(
+    ("question", "kinds"),
+    [
+        ("How many rounds does ssh-keygen use?", {"number"}),
+        ("In which findutils version did find gain -delete?", {"version"}),
+        ("In what year was Expat first released?", {"year"}),
+        ("Which tar option pipes the archive through xz?", {"code"}),
+        ("Who wrote the original sed?", {"name"}),
+        ("What algorithm does sortedIndex use?", set()),
+    ],
+)
+def test_questions_say_what_kind_of_token_answers_them(question: str, kinds: set[str]) -> None:
+    assert asked_kinds(question) == kinds
+
+
+def test_a_section_number_is_not_the_number_asked_for() -> None:
+    question = "How many entries does Valgrind show in each stack trace?"
+    kinds = asked_kinds(question)
+    assert not holds_asked_token("4. Valgrind behaves unexpectedly", question, kinds)
+    assert holds_asked_token("Valgrind shows 12 entries by default.", question, kinds)
+
+
+def test_answerability_needs_a_sentence_holding_the_kind_asked_for() -> None:
+    hits = [hit(SFTP)]
+    spans = sentence_spans(hits)
+    texts = [SFTP[s.start : s.end] for s in spans]
+    asked = answerability("What buffer size does sftp use by default?", spans, texts)
+    absent = answerability("How many batch files can sftp read in batch mode?", spans, texts)
+    assert asked > absent
+
+
+def test_a_sentence_that_restates_the_question_is_not_supported() -> None:
+    checker = CitationChecker(
+        [hit(MIDI)], HashingEmbedder(), question="What alias does the audio/midi MIME type have?"
+    )
+    restated = checker.check('The audio/midi MIME type has the alias "audio/midi" [1].')
+    assert not restated.supported and restated.flagged and not restated.citations
+    answered = checker.check("The audio/midi MIME type has the alias audio/x-midi [1].")
+    assert answered.supported and answered.citations[0].number == 1
+
+
+def test_a_wrong_value_beside_a_right_quote_is_flagged() -> None:
+    checker = CitationChecker([hit(SFTP)], HashingEmbedder(), question="What buffer size does sftp use?")
+    wrong = checker.check("The default buffer size is 65536 bytes [1].")
+    assert wrong.flagged and not wrong.citations
+    right = checker.check("The default buffer size is 32768 bytes [1].")
+    assert right.supported and "32768 bytes" in right.citations[0].quote
+
+
+def test_a_value_copied_from_a_table_row_cites_that_row() -> None:
+    checker = CitationChecker(
+        [hit(TAR_EXIT)], HashingEmbedder(), question="What does tar's exit status 2 mean?"
+    )
+    sentence = checker.check("Exit status 2 means a fatal error [1].")
+    assert sentence.supported
+    quote = sentence.citations[0].quote
+    assert "Fatal error" in quote and "Some files differ" not in quote
+
+
+# --- the extract reader end to end on real SQLite and Chroma -------------------------------
+
+
+@pytest.fixture
+def extract_app(tmp_path: Path) -> Iterator[Application]:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "sftp.txt").write_text(SFTP, encoding="utf-8")
+    (folder / "tar.md").write_text(TAR_EXIT, encoding="utf-8")
+    settings = Settings(home=tmp_path / "home", reader="extract", relevance_floor=0.0)
+    app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
+    app.ingest([folder])
+    yield app
+    app.close()
+
+
+def test_the_extract_reader_quotes_the_row_and_generates_nothing(extract_app: Application) -> None:
+    answer = extract_app.ask("What does exit status 2 of tar mean?")
+    assert answer.extracted and not answer.abstained
+    citation = answer.citations[0]
+    assert "Fatal error" in citation.quote
+    document = Path(citation.path).read_text(encoding="utf-8")
+    assert document[citation.start : citation.end] == citation.quote
+    assert answer.text.endswith("[1]") or "[1]" in answer.text
+
+
+def test_streaming_equals_the_whole_answer(extract_app: Application) -> None:
+    question = "What buffer size does sftp use for transfers unless -B is given?"
+    events = list(extract_app.ask_stream(question))
+    assert isinstance(events[0], SourcesEvent) and isinstance(events[-1], DoneEvent)
+    streamed = [event.sentence for event in events if isinstance(event, SentenceEvent)]
+    whole = extract_app.ask(question)
+    assert render_markdown(streamed) == whole.text == events[-1].answer.text
+    assert "32768 bytes" in whole.text
+
+
+def test_below_the_evidence_floor_it_declines_and_shows_the_sources(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "sftp.txt").write_text(SFTP, encoding="utf-8")
+    settings = Settings(home=tmp_path / "home", reader="extract", relevance_floor=0.0, evidence_floor=0.9)
+    app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
+    try:
+        app.ingest([folder])
+        answer = app.ask("How many batch files can sftp read at once?")
+    finally:
+        app.close()
+    assert answer.abstained and answer.text == NO_ANSWER and answer.sources
+    assert answer.answerability < 0.9
+
+
+def test_the_evidence_reader_shows_the_model_only_selected_passages(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "sftp.txt").write_text(SFTP, encoding="utf-8")
+    generator = ScriptedGenerator(["The default is 32768 bytes [1]."])
+    settings = Settings(home=tmp_path / "home", reader="evidence", relevance_floor=0.0)
+    app = create_app(settings, embedder=HashingEmbedder(), generator=generator)
+    try:
+        app.ingest([folder])
+        answer = app.ask("What buffer size does sftp use unless -B is given?")
+    finally:
+        app.close()
+    system, user = generator.calls[0][0].content, generator.calls[0][-1].content
+    assert system == EVIDENCE_PROMPT and user.startswith("Evidence:") and "32768" in user
+    assert answer.sentences[0].supported and not answer.extracted
+    assert answer.prompt_tokens > 0
