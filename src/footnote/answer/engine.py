@@ -62,8 +62,8 @@ SOURCES_READER = "sources"
 READERS = (EXTRACT_READER, EVIDENCE_READER, SOURCES_READER)
 # One short answer sentence needs few tokens; the limit also bounds a model that rambles.
 EVIDENCE_ANSWER_TOKENS = 48
-# Below this evidence score no selected passage answers the question (see Settings.evidence_floor).
-EVIDENCE_FLOOR = 0.0
+# Below this answerability no selected passage answers the question (see Settings.evidence_floor).
+EVIDENCE_FLOOR = 0.2
 
 
 @dataclass
@@ -266,14 +266,24 @@ class AnswerEngine:
         prompt_tokens = self.generator.count_message_tokens(messages)
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
-        yield from self._generate(messages, params, checker, started, timings, sentences, pieces)
-        quote = self._quote_instead(checker, question, sentences, passages)
+        written: set[str] = set()
+        if passages:
+            # The best passage first, verbatim: shown at once, while the model reads; the model
+            # then adds what it finds, checked, and a sentence that only repeats it is dropped.
+            best = passages[0]
+            sentences.append(checker.quoted(best.source, best.start, best.end, best.score))
+            _repeats(sentences[0].text, written)
+            yield SentenceEvent(0, sentences[0])
+        yield from self._generate(messages, params, checker, started, timings, sentences, pieces, written)
+        quote = None if passages else self._quote_instead(checker, question, sentences)
         if quote is not None:
             sentences.append(quote)
             yield SentenceEvent(len(sentences) - 1, quote)
         timings["total"] = _ms_since(started)
         answer = self._answer(question, "".join(pieces), sentences, sources, timings)
-        answer.extracted = quote is not None
+        answer.extracted = quote is not None or (
+            bool(passages) and not any(s.supported for s in sentences[1:])
+        )
         answer.match, answer.evidence_score, answer.prompt_tokens = match, evidence_score, prompt_tokens
         answer.answerability = answerable
         answer.relevance = checker.question_relevance(question, answer.citations)
@@ -337,10 +347,10 @@ class AnswerEngine:
         timings: dict[str, float],
         sentences: list[AnswerSentence],
         pieces: list[str],
+        written: set[str],
     ) -> Iterator[AnswerEvent]:
         """Stream the model's reply, checking each sentence as soon as it is complete."""
         assembler = SentenceAssembler()
-        written: set[str] = set()
         repeated = False
         generating = time.time_ns()
         stream = self.generator.stream(messages, params)
@@ -372,20 +382,12 @@ class AnswerEngine:
         tracing.record("verify", verifying, time.time_ns(), sentences=len(sentences))
 
     def _quote_instead(
-        self,
-        checker: CitationChecker,
-        question: str,
-        sentences: Sequence[AnswerSentence],
-        passages: Sequence[Passage] = (),
+        self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]
     ) -> AnswerSentence | None:
-        """A verbatim source passage, when nothing the model wrote is supported (and it did not
-        say the documents lack the answer): the best evidence passage, or for the sources reader
-        the source sentence best matching the question when it matches well enough."""
+        """The source sentence best matching the question, when nothing the model wrote is
+        supported (and it did not say the documents lack the answer) and the match is good enough."""
         if not self.extract_fallback or any(s.citations or is_no_answer(s.text) for s in sentences):
             return None
-        if passages:
-            best = passages[0]
-            return checker.quoted(best.source, best.start, best.end, best.score)
         quote = checker.extract(question)
         if quote is None or not quote.citations:
             return None

@@ -179,13 +179,7 @@ def score_sentences(
     kinds = asked_kinds(question)
     scores: list[float] = []
     for sentence, text in zip(sentences, texts, strict=True):
-        context = _context(sentence, by_position)
-        keyword = 0.0
-        for term, value in idf.items():
-            if term in sentence.terms:
-                keyword += value
-            else:
-                keyword += value * max((weight for terms, weight in context if term in terms), default=0.0)
+        keyword = _covered(idf, sentence, _context(sentence, by_position))
         dense = 0.0
         if question_vector is not None and sentence.vector is not None:
             dense = max(0.0, sum(a * b for a, b in zip(question_vector, sentence.vector, strict=False)))
@@ -215,15 +209,21 @@ def answerability(question: str, sentences: Sequence[SentenceSpan], texts: Seque
     for sentence, text in zip(sentences, texts, strict=True):
         if kinds and not holds_asked_token(text, question, kinds):
             continue
-        context = _context(sentence, by_position)
-        covered = 0.0
-        for term, weight in asked.items():
-            if term in sentence.terms:
-                covered += weight
-            else:
-                covered += weight * max((w for terms, w in context if term in terms), default=0.0)
-        best = max(best, covered / total)
+        best = max(best, _covered(asked, sentence, _context(sentence, by_position)) / total)
     return best
+
+
+def _covered(
+    weights: dict[str, float], sentence: SentenceSpan, context: list[tuple[frozenset[str], float]]
+) -> float:
+    """The weight of the terms `sentence` holds, and of those only its context holds, discounted."""
+    covered = 0.0
+    for term, weight in weights.items():
+        if term in sentence.terms:
+            covered += weight
+        else:
+            covered += weight * max((discount for terms, discount in context if term in terms), default=0.0)
+    return covered
 
 
 def _context(

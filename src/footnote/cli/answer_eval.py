@@ -6,10 +6,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from footnote.cli import output
+from footnote.cli.progress import question_bar
 from footnote.config import Settings
 from footnote.errors import FootnoteError
 from footnote.evaluation.answers import (
@@ -71,14 +71,7 @@ def run_answer_evaluation(
             if calibrate:
                 engine.abstain_below = engine.quote_above = engine.verify_threshold = 0.0
                 engine.relevance_floor = 0.0
-            bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=output.errors,
-                disable=json_output,
-            )
+            bar = question_bar(enabled=not json_output)
             with bar:
                 if "end_to_end" in chosen:
                     task = bar.add_task("indexing passages", total=None)

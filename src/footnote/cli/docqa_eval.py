@@ -7,10 +7,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from footnote.cli import output
+from footnote.cli.progress import question_bar
 from footnote.config import Settings
 from footnote.evaluation.docqa import (
     CORPUS_FOLDER,
@@ -55,14 +55,7 @@ def run_doc_evaluation(
             app.ingest([folder / CORPUS_FOLDER], progress.update)
         engine = app.answer_engine()
         engine.related_questions = False  # not measured here, and one more generation per question
-        bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=output.errors,
-            disable=json_output,
-        )
+        bar = question_bar(enabled=not json_output)
         with bar:
             task = bar.add_task("questions", total=len(items))
 

@@ -59,3 +59,15 @@ class IngestProgress:
             unit = "files" if event.stage == "file" else "chunks"
             self._tasks[event.stage] = self._bar.add_task(label, total=event.total, unit=unit)
         self._bar.update(self._tasks[event.stage], completed=event.done, total=event.total)
+
+
+def question_bar(enabled: bool) -> Progress:
+    """A bar of questions answered, on standard error, for the answer evaluations."""
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        disable=not enabled,
+    )

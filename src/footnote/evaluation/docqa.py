@@ -132,7 +132,9 @@ def contains_answer(text: str, answers: Sequence[str]) -> bool:
     plain, bare = normalise(text), f" {_bare(text)} "
     for answer in answers:
         wanted = normalise(answer)
-        if wanted and wanted in plain:
+        # Whole words at the answer's edges: "1" is not found in "10", nor "32768" in "327680".
+        edges = (r"(?<!\w)" if wanted[:1].isalnum() else "", r"(?!\w)" if wanted[-1:].isalnum() else "")
+        if wanted and re.search(edges[0] + re.escape(wanted) + edges[1], plain):
             return True
         stripped = _bare(answer)
         if stripped and f" {stripped} " in bare:
