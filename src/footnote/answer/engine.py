@@ -52,10 +52,9 @@ ABSTAIN_BELOW = 0.0
 # 0.10), on the held-out 40-99 it withheld as many answerable questions (0.20) as unanswerable
 # ones (0.217), so the match score does not tell them apart.
 QUOTE_ABOVE = 0.0
-# Readers: "extract" quotes the best evidence passage and generates nothing (a small model
-# reading the evidence gets more answers wrong than the selection does: see the README);
-# "evidence" shows the model a few selected passages and asks for one short sentence;
-# "sources" shows it whole chunks (for large models, which read them well).
+# Readers: "evidence" quotes the best evidence passage first and has the model read only the
+# few selected passages and add one checked sentence; "extract" quotes the passage alone and
+# generates nothing; "sources" has the model read whole chunks (for large models).
 EXTRACT_READER = "extract"
 EVIDENCE_READER = "evidence"
 SOURCES_READER = "sources"
@@ -173,7 +172,7 @@ class AnswerEngine:
         judge: SupportJudge | None = None,
         verify_threshold: float = DEFAULT_VERIFY_THRESHOLD,
         relevance_floor: float = 0.0,
-        reader: str = EXTRACT_READER,
+        reader: str = EVIDENCE_READER,
         evidence_tokens: int = DEFAULT_EVIDENCE_TOKENS,
         evidence_floor: float = EVIDENCE_FLOOR,
     ) -> None:

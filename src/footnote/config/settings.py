@@ -246,12 +246,11 @@ class Settings(BaseSettings):
         description="below this match between the question and the best source span, the sources are "
         "taken as unrelated: no answer is generated and the nearest sources are shown; 0: off",
     )
-    reader: Literal["extract", "evidence", "sources"] = Field(
-        "extract",
-        description="extract: the best evidence passage of the sources is the answer, quoted with its "
-        "footnote, and nothing is generated; evidence: the model reads only the few selected passages "
-        "and a verbatim passage stands in when nothing it writes checks out; sources: the model reads "
-        "the whole retrieved chunks (for large models)",
+    reader: Literal["evidence", "extract", "sources"] = Field(
+        "evidence",
+        description="evidence: the best evidence passage of the sources is shown first, verbatim, and the "
+        "model, reading only the few selected passages, adds its answer, checked; extract: that passage "
+        "alone, nothing generated; sources: the model reads the whole retrieved chunks (for large models)",
     )
     evidence_tokens: int = Field(
         220, ge=32, le=4096, description="most tokens of selected evidence the evidence reader is shown"
