@@ -81,8 +81,9 @@ class InProcessServer:
 
 
 def serve_with(home: Path, generator: ScriptedGenerator, corpus: Path | None = None, **overrides: Any) -> Any:
-    """A server with test-double models, for tests about the page's own behaviour."""
-    settings = Settings(home=home, preload_models=False, **overrides)
+    """A server with test-double models, for tests about the page's own behaviour; the scripted
+    model reads the whole sources unless `reader` says otherwise."""
+    settings = Settings(home=home, preload_models=False, **{"reader": "sources", **overrides})
     application = create_app(settings, embedder=HashingEmbedder(), generator=generator)
     if corpus is not None:
         application.ingest([corpus])
