@@ -2,13 +2,14 @@
 
 A small model reading five whole chunks is slow (every prompt token is prefill time) and
 easily distracted by them. So the sentences of the retrieved chunks are scored against the
-question first, and the model is shown only the best few, each with the sentence before it
-when that one carries the subject (a man page's option line, a list's lead-in, a table's
-header row), within a small token budget.
+question first, and the model is shown only the best few, each grown by the sentences just
+before and after it within its paragraph, within a small token budget.
 
 A sentence's score blends three signals measured on the question:
-- keyword: the IDF-weighted share of the question's terms the sentence (with the sentence
-  before it, at a discount) contains, IDF taken over the retrieved sentences themselves;
+- keyword: the IDF-weighted share of the question's terms the sentence contains, IDF taken
+  over the retrieved sentences themselves; terms only its lead-in holds count at a discount
+  (the three sentences before it in its paragraph, and the paragraph's first line: a man
+  page's option line, a table's header row);
 - dense: the cosine between sentence and question embeddings;
 - rank: the retrieval rank of its chunk;
 and then adjusts it for what an answer looks like: a sentence that holds a token of the kind
@@ -29,8 +30,8 @@ from footnote.answer.terms import content_terms
 from footnote.models.base import Vector
 from footnote.retrieval.hits import SearchHit
 
-# Weights of the signals and of the preceding sentence's terms; chosen on docqa-dev with
-# `benchmarks/evidence_selection.py` (results under benchmarks/results/).
+# Weights of the signals and of the lead-in's terms, chosen by a grid search on docqa-dev; what
+# they give is measured by `benchmarks/evidence_selection.py` (saved under benchmarks/results/).
 KEYWORD_WEIGHT = 0.4
 DENSE_WEIGHT = 0.2
 RANK_WEIGHT = 0.2
