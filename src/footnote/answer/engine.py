@@ -250,11 +250,8 @@ class AnswerEngine:
             yield DoneEvent(declined)
             return
         if self.reader == EXTRACT_READER:
-            yield from self._extract(
-                question, checker, passages[0], sources, started, timings, match, answerable
-            )
-            return
-        if passages:
+            messages, params = [], self.generation  # the quote alone: nothing to generate
+        elif passages:
             evidence = [(p.source + 1, sources[p.source], p.text(sources)) for p in passages]
             messages = build_evidence_messages(question, evidence, turns)
             params = replace(
@@ -262,7 +259,7 @@ class AnswerEngine:
             )
         else:
             messages, params = build_messages(question, sources, turns), self.generation
-        prompt_tokens = self.generator.count_message_tokens(messages)
+        prompt_tokens = self.generator.count_message_tokens(messages) if messages else 0
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
         written: set[str] = set()
@@ -273,7 +270,8 @@ class AnswerEngine:
             sentences.append(checker.quoted(best.source, best.start, best.end, best.score))
             _repeats(sentences[0].text, written)
             yield SentenceEvent(0, sentences[0])
-        yield from self._generate(messages, params, checker, started, timings, sentences, pieces, written)
+        if messages:
+            yield from self._generate(messages, params, checker, started, timings, sentences, pieces, written)
         quote = None if passages else self._quote_instead(checker, question, sentences)
         if quote is not None:
             sentences.append(quote)
@@ -289,30 +287,6 @@ class AnswerEngine:
         if answer.citations and answer.relevance < self.abstain_below:
             answer.withheld = True
             answer.text = NO_ANSWER
-        if self.related_questions:
-            answer.related_questions = self._related(question, answer)
-            timings["related"] = _ms_since(started)
-        yield DoneEvent(answer)
-
-    def _extract(
-        self,
-        question: str,
-        checker: CitationChecker,
-        best: Passage,
-        sources: list[SearchHit],
-        started: float,
-        timings: dict[str, float],
-        match: float,
-        answerable: float,
-    ) -> Iterator[AnswerEvent]:
-        """The best evidence passage, quoted verbatim with its footnote, as the answer."""
-        quote = checker.quoted(best.source, best.start, best.end, best.score)
-        yield SentenceEvent(0, quote)
-        timings["total"] = _ms_since(started)
-        answer = self._answer(question, "", [quote], sources, timings)
-        answer.extracted, answer.match, answer.evidence_score = True, match, best.score
-        answer.answerability = answerable
-        answer.relevance = checker.question_relevance(question, answer.citations)
         if self.related_questions:
             answer.related_questions = self._related(question, answer)
             timings["related"] = _ms_since(started)
