@@ -109,12 +109,14 @@ class Application:
         from footnote.models.gguf import answer_model_file
         from footnote.models.llama import LlamaCppGenerator
 
-        return LlamaCppGenerator(
+        generator = LlamaCppGenerator(
             answer_model_file(self.settings),
             display_name=self.settings.llm,
             context_length=self.settings.context_tokens,
             threads=self.settings.threads,
         )
+        log.info("loaded the answer model %s", generator.name)
+        return generator
 
     @property
     def vectors(self) -> VectorIndex:
@@ -181,6 +183,7 @@ class Application:
             reader=s.reader,
             evidence_tokens=s.evidence_tokens,
             evidence_floor=s.evidence_floor,
+            history_turns=s.history_turns,
             judge=self.judge,
             verify_threshold=s.verify_threshold,
             # A judge is the authority on support: when it backs no sentence the answer abstains

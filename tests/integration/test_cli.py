@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +152,63 @@ def test_readme_demo_command_prints_a_cited_answer(tmp_path: Path) -> None:
     assert "[1]" in answer or "[2]" in answer, result.stdout
     assert "lighthouses.md" in sources
     assert '"' in sources  # the supporting quote is printed
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _read_until_prompt(terminal: int, process: subprocess.Popen[bytes], timeout: float = 300) -> str:
+    """What the program wrote to the terminal up to its next "> " prompt."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([terminal], [], [], 1.0)
+        if ready:
+            try:
+                seen += os.read(terminal, 65536)
+            except OSError:  # the program closed the terminal
+                break
+            text = _ANSI.sub("", seen.decode("utf-8", errors="replace")).replace("\r\n", "\n")
+            if text.endswith("\n> "):
+                return text
+        elif process.poll() is not None:
+            break
+    raise AssertionError(
+        f"no prompt within {timeout} s; the terminal shows:\n{seen.decode(errors='replace')}"
+    )
+
+
+def test_chat_in_a_terminal_answers_three_questions_with_one_model_load(sample_home: Path) -> None:
+    terminal, program_side = pty.openpty()
+    env = {**os.environ, "FOOTNOTE_HOME": str(sample_home), "COLUMNS": "200", "FOOTNOTE_LOG_LEVEL": "info"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "footnote", "chat"],
+        stdin=program_side,
+        stdout=program_side,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(program_side)
+    questions = [
+        "Who invented the Fresnel lens?",
+        "In what year did he invent it?",
+        "Who decoded the waggle dance of honeybees?",
+    ]
+    try:
+        _read_until_prompt(terminal, process)
+        answers = []
+        for question in questions:
+            os.write(terminal, question.encode() + b"\n")
+            answers.append(_read_until_prompt(terminal, process))
+        os.write(terminal, b"\n")
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(terminal)
+    assert process.stderr is not None
+    log = process.stderr.read().decode("utf-8", errors="replace")
+    assert log.count("loaded the answer model") == 1, log
+    assert "Fresnel" in answers[0] and "[1]" in answers[0]
+    assert "1822" in answers[1], answers[1]
+    assert "Frisch" in answers[2], answers[2]

@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from footnote.answer.entailment import SupportJudge
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.models.base import GenerationParams, Message
@@ -74,13 +75,14 @@ def build(
     replies: Iterable[str] = (),
     generator: ScriptedGenerator | None = None,
     ingest: bool = True,
+    judge: SupportJudge | None = None,
     **overrides: Any,
 ) -> tuple[FastAPI, Application]:
     """A server over the two-file corpus (ingested), with `replies` queued for the fake LLM, whose
     answers are generated from the whole sources unless `reader` says otherwise."""
     settings = Settings(home=tmp_path / "home", **{"reader": "sources", **overrides})
     application = create_app(
-        settings, embedder=HashingEmbedder(), generator=generator or ScriptedGenerator(replies)
+        settings, embedder=HashingEmbedder(), generator=generator or ScriptedGenerator(replies), judge=judge
     )
     if ingest:
         application.ingest([write_corpus(tmp_path / "corpus")])

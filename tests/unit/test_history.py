@@ -72,6 +72,10 @@ def test_bad_history_gets_an_error_that_names_the_fix(text: str, problem: str) -
     assert "write a JSON list such as" in str(caught.value)
 
 
+def test_no_turns_are_kept_when_the_setting_is_zero() -> None:
+    assert recent_turns([Message("user", "q"), Message("assistant", "a")], max_turns=0) == []
+
+
 def test_recent_turns_keep_the_last_turns_oldest_dropped_first() -> None:
     history = []
     for turn in range(MAX_TURNS + 2):
@@ -138,13 +142,18 @@ def test_chat_keeps_the_conversation_across_turns(
     generator = ScriptedGenerator([f"{FRESNEL} [1]", "Who invented the Fresnel lens?", f"{FRESNEL} [1]"])
     embedder = HashingEmbedder()
     create_app(settings, embedder=embedder, generator=generator).ingest([corpus])
-    monkeypatch.setattr(
-        main, "open_app", lambda: create_app(settings, embedder=embedder, generator=generator)
-    )
+    opened: list[Application] = []
+
+    def open_app() -> Application:
+        opened.append(create_app(settings, embedder=embedder, generator=generator))
+        return opened[-1]
+
+    monkeypatch.setattr(main, "open_app", open_app)
 
     result = CliRunner().invoke(main.app, ["chat"], input="What is a Fresnel lens?\nWho invented it?\n\n")
 
     assert result.exit_code == 0, result.output
+    assert len(opened) == 1  # one application, models loaded once, for the whole session
     assert result.output.count("Augustin-Jean Fresnel") >= 2
     condense_prompt = generator.calls[1][-1].content
     assert "What is a Fresnel lens?" in condense_prompt and "Who invented it?" in condense_prompt

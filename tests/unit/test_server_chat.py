@@ -8,10 +8,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
-from footnote.answer.prompt import NO_ANSWER
-from footnote.models.base import GenerationParams
+from footnote.answer.prompt import NO_ANSWER, SYSTEM_PROMPT
+from footnote.models.base import GenerationParams, approximate_token_count
+from tests.fakes import WordJudge
 from tests.unit.server_fixtures import (
     APPLE_REPLY,
     RecordingGenerator,
@@ -73,6 +75,7 @@ def test_streamed_text_equals_the_completion_and_ends_with_done(tmp_path: Path) 
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == whole["usage"]
 
 
+SYSTEM_RULES_START = SYSTEM_PROMPT.splitlines()[0]
 ORCHARD_QUESTIONS = " What do apple trees need?\n2. What carries pollen between the varieties?"
 GLACIER_QUESTIONS = " How does a glacier move?\n2. Who painted the Mona Lisa?"
 RELATED = ["What carries pollen between the varieties?", "How does a glacier move?"]
@@ -104,7 +107,11 @@ def test_max_tokens_is_capped_by_the_server(tmp_path: Path) -> None:
     server, _ = build(tmp_path, [long_reply], max_tokens_cap=16)
     with TestClient(server) as client:
         body = client.post("/v1/chat/completions", json=ask_body(max_tokens=100_000)).json()
-    assert body["usage"]["completion_tokens"] == 16
+    raw = body["footnote"]["raw_answer"]
+    assert len(raw.split()) == 16  # the scripted model writes a word per token
+    # Usage is counted by the model's tokenizer, over what it wrote.
+    assert body["usage"]["completion_tokens"] == approximate_token_count(raw)
+    assert body["usage"]["steps"]["answer"]["completion_tokens"] == approximate_token_count(raw)
     assert body["choices"][0]["finish_reason"] == "length"
 
 
@@ -130,19 +137,44 @@ def test_stop_and_sampling_parameters_reach_the_model(tmp_path: Path) -> None:
     assert sent[1] == GenerationParams(256, 0.0, 1.0, ("never",), 0)
 
 
-def test_the_last_user_message_is_the_question(tmp_path: Path) -> None:
-    generator = RecordingGenerator([APPLE_REPLY])
+def test_a_follow_up_is_condensed_and_answered_with_the_conversation(tmp_path: Path) -> None:
+    # The first model call condenses the follow-up; the second answers it.
+    generator = RecordingGenerator(["What do apple trees need in winter?", APPLE_REPLY])
     server, _ = build(tmp_path, generator=generator)
     messages = [
         {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "Tell me about glaciers."},
-        {"role": "assistant", "content": "Glaciers are ice."},
-        {"role": "user", "content": [{"type": "text", "text": "What do apple trees need?"}]},
+        {"role": "user", "content": "Tell me about apple trees."},
+        {"role": "assistant", "content": "Apple trees grow in orchards."},
+        {"role": "user", "content": [{"type": "text", "text": "What do they need in winter?"}]},
     ]
     with TestClient(server) as client:
         response = client.post("/v1/chat/completions", json={"messages": messages})
     assert response.status_code == 200
-    assert generator.calls[0][-1].content.endswith("Question: What do apple trees need?")
+    condense, answer = generator.calls
+    assert "Tell me about apple trees." in condense[-1].content
+    assert condense[-1].content.endswith("Last question: What do they need in winter?")
+    system, *turns, question = answer
+    # footnote's rules first, the client's system message beneath them
+    assert system.role == "system" and system.content.startswith(SYSTEM_RULES_START)
+    assert system.content.endswith("\nBe brief.")
+    assert [(m.role, m.content) for m in turns] == [
+        ("user", "Tell me about apple trees."),
+        ("assistant", "Apple trees grow in orchards."),
+    ]
+    assert question.content.endswith("Question: What do apple trees need in winter?")
+    usage = response.json()["usage"]
+    assert set(usage["steps"]) == {"condense", "answer"}
+    assert usage["prompt_tokens"] == sum(step["prompt_tokens"] for step in usage["steps"].values())
+
+
+def test_without_earlier_turns_nothing_is_condensed(tmp_path: Path) -> None:
+    generator = RecordingGenerator([APPLE_REPLY])
+    server, _ = build(tmp_path, generator=generator)
+    with TestClient(server) as client:
+        response = client.post("/v1/chat/completions", json=ask_body())
+    assert response.status_code == 200
+    assert len(generator.calls) == 1
+    assert generator.calls[0][0].content == SYSTEM_PROMPT
 
 
 def test_domain_filter_includes_and_excludes_sources(tmp_path: Path) -> None:
@@ -207,3 +239,68 @@ def test_a_bad_streamed_question_still_gets_a_status(tmp_path: Path) -> None:
         response = client.post("/v1/chat/completions", json=ask_body("why " * 2000, stream=True))
     assert response.status_code == 400
     assert response.json()["error"]["type"] == "invalid_request_error"
+
+
+def _follow_up(first_question: str) -> dict[str, Any]:
+    return {
+        "messages": [
+            {"role": "user", "content": first_question},
+            {"role": "assistant", "content": "They grow in orchards."},
+            {"role": "user", "content": "What do they need?"},
+        ]
+    }
+
+
+def test_the_answer_cache_keys_on_the_condensed_question(tmp_path: Path) -> None:
+    # Calls: condense, answer; condense (same conversation: a hit, no answer); condense, answer.
+    replies = [
+        "What do apple trees need?",
+        APPLE_REPLY,
+        "What do apple trees need?",
+        "What do glaciers need?",
+        "A glacier is a persistent body of dense ice [1].",
+    ]
+    generator = RecordingGenerator(replies)
+    server, _ = build(tmp_path, generator=generator, answer_cache_size=8)
+    with TestClient(server) as client:
+        first = client.post("/v1/chat/completions", json=_follow_up("Tell me about apple trees.")).json()
+        again = client.post("/v1/chat/completions", json=_follow_up("Tell me about apple trees.")).json()
+        other = client.post("/v1/chat/completions", json=_follow_up("Tell me about glaciers.")).json()
+    assert len(generator.calls) == 5 and not generator.replies
+    assert again["choices"][0]["message"]["content"] == first["choices"][0]["message"]["content"]
+    assert "glacier" in other["choices"][0]["message"]["content"]
+    assert "glacier" not in first["choices"][0]["message"]["content"]
+
+
+UNSUPPORTED_REPLY = "Penguins huddle on the ice to keep warm [1]."
+GATES = {
+    # the cited spans match the question too little: the answer is withheld after generation
+    "abstention": ({"abstain_below": 0.99}, APPLE_REPLY, None),
+    # the sources do not match the question: nothing is generated
+    "relevance floor": ({"relevance_floor": 0.99}, APPLE_REPLY, None),
+    # nothing the model wrote is supported: the best source sentence is quoted instead
+    "extracted quote": ({}, UNSUPPORTED_REPLY, None),
+    # the judge decides support: it backs only the first sentence
+    "judge": ({}, APPLE_REPLY, WordJudge()),
+    # the evidence reader quotes its passage first, then the model's sentence
+    "evidence reader": ({"reader": "evidence"}, APPLE_REPLY, None),
+}
+
+
+@pytest.mark.parametrize("gate", list(GATES))
+def test_streamed_text_equals_the_completion_whatever_the_gate_decides(tmp_path: Path, gate: str) -> None:
+    overrides, reply, judge = GATES[gate]
+    server, _ = build(tmp_path, [reply] * 2, judge=judge, **overrides)
+    with TestClient(server) as client:
+        whole = client.post("/v1/chat/completions", json=ask_body()).json()
+        with client.stream("POST", "/v1/chat/completions", json=ask_body(stream=True)) as response:
+            chunks = sse_payloads(response.iter_lines())
+    content = whole["choices"][0]["message"]["content"]
+    assert content
+    assert streamed_text(chunks) == content
+    final = [c for c in chunks if isinstance(c, dict) and "footnote" in c]
+    assert final[0]["footnote"]["answer"] == content
+    if gate in ("abstention", "relevance floor"):
+        assert content == NO_ANSWER and whole["footnote"]["abstained"]
+        # no withheld claim was streamed before the gate decided
+        assert "Apple trees" not in streamed_text(chunks)

@@ -29,11 +29,19 @@ from footnote.answer.evidence import (
     score_sentences,
     select_passages,
 )
-from footnote.answer.history import condense_question, recent_turns
+from footnote.answer.history import MAX_TURNS, condense_question, recent_turns
 from footnote.answer.prompt import NO_ANSWER, build_evidence_messages, build_messages
 from footnote.answer.related import suggest_related
 from footnote.answer.render import render_markdown
 from footnote.answer.sentences import SentenceAssembler, strip_markers
+from footnote.answer.usage import (
+    ANSWER_STEP,
+    CONDENSE_STEP,
+    RELATED_STEP,
+    MeteredGenerator,
+    TokenUsage,
+)
+from footnote.config.settings import Settings
 from footnote.errors import QueryError
 from footnote.models.base import Embedder, GenerationParams, Generator, Message
 from footnote.retrieval.hits import SearchHit
@@ -61,8 +69,10 @@ SOURCES_READER = "sources"
 READERS = (EXTRACT_READER, EVIDENCE_READER, SOURCES_READER)
 # One short answer sentence needs few tokens; the limit also bounds a model that rambles.
 EVIDENCE_ANSWER_TOKENS = 48
-# Below this answerability no selected passage answers the question (see Settings.evidence_floor).
-EVIDENCE_FLOOR = 0.2
+# The floors a user tunes default to the settings' values (calibrated there), so an engine
+# built directly behaves as the application's does.
+RELEVANCE_FLOOR: float = Settings.model_fields["relevance_floor"].default
+EVIDENCE_FLOOR: float = Settings.model_fields["evidence_floor"].default
 
 
 @dataclass
@@ -82,7 +92,9 @@ class Answer:
     unrelated: bool = False  # the match fell below the relevance floor: no answer was generated
     evidence_score: float = 0.0  # score of the best evidence passage (extract and evidence readers)
     answerability: float = 1.0  # how well the best answer-shaped sentence covers the question
-    prompt_tokens: int = 0  # tokens of the prompt the model read
+    prompt_tokens: int = 0  # tokens of the answer's prompt the model read
+    usage: TokenUsage = field(default_factory=TokenUsage)  # every model call, per step
+    truncated: bool = False  # the answer stopped at its token limit
 
     @property
     def citations(self) -> list[Citation]:
@@ -106,6 +118,8 @@ class Answer:
             "evidence_score": round(self.evidence_score, 4),
             "answerability": round(self.answerability, 4),
             "prompt_tokens": self.prompt_tokens,
+            "usage": self.usage.to_dict(),
+            "truncated": self.truncated,
             "sentences": [
                 {
                     "text": s.text,
@@ -157,6 +171,16 @@ class DoneEvent:
 AnswerEvent = SourcesEvent | TokenEvent | SentenceEvent | DoneEvent
 
 
+@dataclass(frozen=True)
+class Conversation:
+    """What an answer knows besides its question: the earlier turns, the client's own
+    instruction, and where the tokens of its model calls are counted."""
+
+    history: Sequence[Message] | None
+    instruction: str
+    usage: TokenUsage
+
+
 class AnswerEngine:
     def __init__(
         self,
@@ -171,11 +195,13 @@ class AnswerEngine:
         quote_above: float = QUOTE_ABOVE,
         judge: SupportJudge | None = None,
         verify_threshold: float = DEFAULT_VERIFY_THRESHOLD,
-        relevance_floor: float = 0.0,
+        relevance_floor: float = RELEVANCE_FLOOR,
         reader: str = EVIDENCE_READER,
         evidence_tokens: int = DEFAULT_EVIDENCE_TOKENS,
         evidence_floor: float = EVIDENCE_FLOOR,
+        history_turns: int = MAX_TURNS,
     ) -> None:
+        self.history_turns = history_turns
         self.reader = reader
         self.evidence_tokens = evidence_tokens
         self.evidence_floor = evidence_floor
@@ -196,26 +222,51 @@ class AnswerEngine:
         """Tokens left for sources once the answer and the prompt's own text are reserved."""
         return self.generator.context_length - self.generation.max_tokens - 256
 
-    def stream(self, question: str, history: Sequence[Message] | None = None) -> Iterator[AnswerEvent]:
-        """Retrieve sources for `question` and answer from them, streaming events."""
+    def condense(self, question: str, history: Sequence[Message], usage: TokenUsage) -> str:
+        """`question` rewritten to stand alone after `history` (counted under "condense")."""
+        generator = MeteredGenerator(self.generator, usage, CONDENSE_STEP)
         question = check_question(question)
+        return condense_question(generator, history, question, self.generation, self.history_turns)
+
+    def stream(
+        self,
+        question: str,
+        history: Sequence[Message] | None = None,
+        instruction: str = "",
+        standalone: str | None = None,
+        usage: TokenUsage | None = None,
+    ) -> Iterator[AnswerEvent]:
+        """Retrieve sources for `question` and answer from them, streaming events.
+
+        With `history`, the question is first condensed into a standalone one (unless the
+        caller already did: `standalone`), which retrieval and checking use; the recent turns
+        go into the prompt. `instruction` is a client's own system message, kept below
+        footnote's rules. `usage` collects the tokens of every model call.
+        """
+        question = check_question(question)
+        usage = usage if usage is not None else TokenUsage()
         started = time.perf_counter()
         timings: dict[str, float] = {}
-        query = question
-        if history:
-            query = condense_question(self.generator, history, question, self.generation)
+        query = standalone or question
+        if history and standalone is None:
+            query = self.condense(question, history, usage)
             timings["condense"] = _ms_since(started)
         with tracing.span("retrieve", mode=self.retrieval.mode, limit=self.retrieval.limit):
             hits = self.retriever.search(query, self.retrieval)
         timings["retrieval"] = _ms_since(started)
-        yield from self._answer_from(query, hits, started, timings, history)
+        yield from self._answer_from(query, hits, started, timings, Conversation(history, instruction, usage))
 
     def stream_sources(
-        self, question: str, hits: Sequence[SearchHit], history: Sequence[Message] | None = None
+        self,
+        question: str,
+        hits: Sequence[SearchHit],
+        history: Sequence[Message] | None = None,
+        instruction: str = "",
     ) -> Iterator[AnswerEvent]:
         """Answer from `hits` given by the caller (no retrieval), streaming events."""
         question = check_question(question)
-        yield from self._answer_from(question, list(hits), time.perf_counter(), {}, history)
+        conversation = Conversation(history, instruction, TokenUsage())
+        yield from self._answer_from(question, list(hits), time.perf_counter(), {}, conversation)
 
     def _answer_from(
         self,
@@ -223,13 +274,37 @@ class AnswerEngine:
         hits: list[SearchHit],
         started: float,
         timings: dict[str, float],
-        history: Sequence[Message] | None,
+        conversation: Conversation,
     ) -> Iterator[AnswerEvent]:
-        turns = recent_turns(history or [])
+        """The answer's events; with the abstention gate on, sentences are held back until the
+        gate has decided, so that no client is shown a claim the answer then withholds."""
+        events = self._answer_events(question, hits, started, timings, conversation)
+        if self.abstain_below <= 0:
+            yield from events
+            return
+        held: list[SentenceEvent] = []
+        for event in events:
+            if isinstance(event, SentenceEvent):
+                held.append(event)
+                continue
+            if isinstance(event, DoneEvent) and not event.answer.withheld:
+                yield from held
+            yield event
+
+    def _answer_events(
+        self,
+        question: str,
+        hits: list[SearchHit],
+        started: float,
+        timings: dict[str, float],
+        conversation: Conversation,
+    ) -> Iterator[AnswerEvent]:
+        turns = recent_turns(conversation.history or [], self.history_turns)
+        usage = conversation.usage
         sources = self._sources(question, hits, turns)
         yield SourcesEvent(sources)
         if not sources:
-            yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings))
+            yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings, usage))
             return
         checker = CitationChecker(
             sources, self.embedder, question=question, judge=self.judge, judge_threshold=self.verify_threshold
@@ -243,7 +318,7 @@ class AnswerEngine:
         ):
             # Nothing retrieved answers the question: say so, show the nearest sources, and
             # spend no time generating an answer they could not support.
-            declined = self._answer(question, NO_ANSWER, [], sources, timings)
+            declined = self._answer(question, NO_ANSWER, [], sources, timings, usage)
             declined.match, declined.unrelated = match, True
             declined.evidence_score, declined.answerability = evidence_score, answerable
             timings["total"] = _ms_since(started)
@@ -253,13 +328,13 @@ class AnswerEngine:
             messages, params = [], self.generation  # the quote alone: nothing to generate
         elif passages:
             evidence = [(p.source + 1, sources[p.source], p.text(sources)) for p in passages]
-            messages = build_evidence_messages(question, evidence, turns)
+            messages = build_evidence_messages(question, evidence, turns, conversation.instruction)
             params = replace(
                 self.generation, max_tokens=min(self.generation.max_tokens, EVIDENCE_ANSWER_TOKENS)
             )
         else:
-            messages, params = build_messages(question, sources, turns), self.generation
-        prompt_tokens = self.generator.count_message_tokens(messages) if messages else 0
+            messages = build_messages(question, sources, turns, conversation.instruction)
+            params = self.generation
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
         written: set[str] = set()
@@ -271,24 +346,33 @@ class AnswerEngine:
             _repeats(sentences[0].text, written)
             yield SentenceEvent(0, sentences[0])
         if messages:
-            yield from self._generate(messages, params, checker, started, timings, sentences, pieces, written)
+            generator = MeteredGenerator(self.generator, usage, ANSWER_STEP)
+            yield from self._generate(
+                generator, messages, params, checker, started, timings, sentences, pieces, written
+            )
         quote = None if passages else self._quote_instead(checker, question, sentences)
         if quote is not None:
             sentences.append(quote)
             yield SentenceEvent(len(sentences) - 1, quote)
         timings["total"] = _ms_since(started)
-        answer = self._answer(question, "".join(pieces), sentences, sources, timings)
+        answer = self._answer(question, "".join(pieces), sentences, sources, timings, usage)
         answer.extracted = quote is not None or (
             bool(passages) and not any(s.supported for s in sentences[1:])
         )
-        answer.match, answer.evidence_score, answer.prompt_tokens = match, evidence_score, prompt_tokens
+        written_tokens = usage.step(ANSWER_STEP)
+        answer.match, answer.evidence_score, answer.prompt_tokens = (
+            match,
+            evidence_score,
+            written_tokens.prompt,
+        )
+        answer.truncated = bool(messages) and written_tokens.completion >= params.max_tokens
         answer.answerability = answerable
         answer.relevance = checker.question_relevance(question, answer.citations)
         if answer.citations and answer.relevance < self.abstain_below:
             answer.withheld = True
             answer.text = NO_ANSWER
         if self.related_questions:
-            answer.related_questions = self._related(question, answer)
+            answer.related_questions = self._related(question, answer, usage)
             timings["related"] = _ms_since(started)
         yield DoneEvent(answer)
 
@@ -313,6 +397,7 @@ class AnswerEngine:
 
     def _generate(
         self,
+        generator: Generator,
         messages: list[Message],
         params: GenerationParams,
         checker: CitationChecker,
@@ -326,7 +411,7 @@ class AnswerEngine:
         assembler = SentenceAssembler()
         repeated = False
         generating = time.time_ns()
-        stream = self.generator.stream(messages, params)
+        stream = generator.stream(messages, params)
         try:
             for piece in stream:
                 if not pieces:
@@ -346,7 +431,7 @@ class AnswerEngine:
             if close is not None:
                 close()
         verifying = time.time_ns()
-        tracing.record("generate", generating, verifying, model=self.generator.name, pieces=len(pieces))
+        tracing.record("generate", generating, verifying, model=generator.name, pieces=len(pieces))
         for text in [] if repeated else assembler.finish():
             if _repeats(text, written):
                 continue
@@ -366,12 +451,13 @@ class AnswerEngine:
             return None
         return quote if checker.question_relevance(question, quote.citations) >= self.quote_above else None
 
-    def _related(self, question: str, answer: Answer) -> list[str]:
+    def _related(self, question: str, answer: Answer, usage: TokenUsage) -> list[str]:
         """Follow-ups from the sources the answer cites, then from the others in rank order."""
         cited = list(dict.fromkeys(citation.number for citation in answer.citations))
         rest = [n for n in range(1, len(answer.sources) + 1) if n not in cited]
         sources = [answer.sources[n - 1] for n in [*cited, *rest]]
-        return suggest_related(self.generator, question, sources, self.generation)
+        generator = MeteredGenerator(self.generator, usage, RELATED_STEP)
+        return suggest_related(generator, question, sources, self.generation)
 
     def ask_sources(self, question: str, hits: Sequence[SearchHit]) -> Answer:
         return _final(self.stream_sources(question, hits))
@@ -386,9 +472,10 @@ class AnswerEngine:
         sentences: list[AnswerSentence],
         sources: list[SearchHit],
         timings: dict[str, float],
+        usage: TokenUsage,
     ) -> Answer:
         text = render_markdown(sentences) if sentences else raw
-        return Answer(question, text, raw, sentences, sources, self.generator.name, timings)
+        return Answer(question, text, raw, sentences, sources, self.generator.name, timings, usage=usage)
 
 
 def check_question(question: str) -> str:

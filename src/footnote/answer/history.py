@@ -64,16 +64,22 @@ def read_history(path: Path) -> list[Message]:
 
 def recent_turns(history: Sequence[Message], max_turns: int = MAX_TURNS) -> list[Message]:
     """The last `max_turns` user turns with their replies, each message cut to a bounded length."""
+    if max_turns <= 0:
+        return []
     starts = [i for i, message in enumerate(history) if message.role == "user"]
     kept = list(history[starts[-max_turns] :]) if len(starts) > max_turns else list(history)
     return [Message(m.role, _shorten(m.content)) for m in kept if m.role in _ROLES and m.content.strip()]
 
 
 def condense_question(
-    generator: Generator, history: Sequence[Message], question: str, params: GenerationParams
+    generator: Generator,
+    history: Sequence[Message],
+    question: str,
+    params: GenerationParams,
+    max_turns: int = MAX_TURNS,
 ) -> str:
     """A standalone form of `question` given the recent turns; `question` itself without history."""
-    turns = recent_turns(history)
+    turns = recent_turns(history, max_turns)
     if not turns:
         return question
     conversation = "\n".join(f"{m.role}: {m.content}" for m in turns)

@@ -30,6 +30,18 @@ EVIDENCE_PROMPT = (
 )
 
 
+# A client's own system message is kept, below footnote's rules: it may shape the answer's tone
+# or language, but the citation rules above it stay in force.
+INSTRUCTION_HEADER = "The user's own instructions (the rules above still apply):"
+
+
+def system_message(rules: str, instruction: str = "") -> Message:
+    """footnote's rules, then the client's instruction, if any, beneath them."""
+    instruction = instruction.strip()
+    content = f"{rules}\n\n{INSTRUCTION_HEADER}\n{instruction}" if instruction else rules
+    return Message(role="system", content=content)
+
+
 def format_source(number: int, hit: SearchHit) -> str:
     """One numbered source block: "[n] Title — heading path (p. N)" and then its text."""
     return f"{source_header(number, hit)}\n{hit.text.strip()}"
@@ -57,13 +69,13 @@ def select_sources(
 
 
 def build_messages(
-    question: str, sources: Sequence[SearchHit], history: Sequence[Message] = ()
+    question: str, sources: Sequence[SearchHit], history: Sequence[Message] = (), instruction: str = ""
 ) -> list[Message]:
     """The system message, the earlier turns, then one user message with the sources and the question."""
     blocks = "\n\n".join(format_source(number, hit) for number, hit in enumerate(sources, start=1))
     # The question comes last, where small models attend most.
     user = f"Sources:\n\n{blocks or '(none)'}\n\nQuestion: {question.strip()}"
-    return [Message(role="system", content=SYSTEM_PROMPT), *history, Message(role="user", content=user)]
+    return [system_message(SYSTEM_PROMPT, instruction), *history, Message(role="user", content=user)]
 
 
 def source_header(number: int, hit: SearchHit) -> str:
@@ -78,12 +90,15 @@ def source_header(number: int, hit: SearchHit) -> str:
 
 
 def build_evidence_messages(
-    question: str, evidence: Sequence[tuple[int, SearchHit, str]], history: Sequence[Message] = ()
+    question: str,
+    evidence: Sequence[tuple[int, SearchHit, str]],
+    history: Sequence[Message] = (),
+    instruction: str = "",
 ) -> list[Message]:
     """The evidence reader's prompt: each `(number, source, passage)` under its source's header."""
     blocks = "\n\n".join(f"{source_header(n, hit)}\n{text.strip()}" for n, hit, text in evidence)
     user = f"Evidence:\n\n{blocks or '(none)'}\n\nQuestion: {question.strip()}"
-    return [Message(role="system", content=EVIDENCE_PROMPT), *history, Message(role="user", content=user)]
+    return [system_message(EVIDENCE_PROMPT, instruction), *history, Message(role="user", content=user)]
 
 
 def _trim_to_budget(hit: SearchHit, count_tokens: Callable[[str], int], budget_tokens: int) -> SearchHit:

@@ -4,47 +4,49 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from footnote.cli import output
 from footnote.models.base import Message
 
+if TYPE_CHECKING:
+    from footnote.application import Application
+
 EXIT_WORDS = frozenset({"exit", "quit", ":q"})
 
 
 def stream_answer(
-    question: str, history: Sequence[Message], json_output: bool = False, related: bool = False
+    footnote: Application,
+    question: str,
+    history: Sequence[Message],
+    json_output: bool = False,
+    related: bool = False,
 ) -> str:
     """Answer `question` after `history`, printing sentences as they are checked; returns the answer text.
 
     With `related` (or the `related_questions` setting) follow-up questions are suggested after it.
     """
     from footnote.answer.engine import DoneEvent, SentenceEvent
-    from footnote.cli.main import open_app
 
-    footnote = open_app()
-    try:
-        answer = None
-        printer = output.SentencePrinter()
-        for event in footnote.answer_engine(related).stream(question, history=list(history)):
-            if isinstance(event, SentenceEvent) and not json_output:
-                printer.print(event.sentence)
-            elif isinstance(event, DoneEvent):
-                answer = event.answer
-        assert answer is not None
-        if json_output:
-            output.print_json(answer.to_dict())
-        else:
-            if not answer.sentences or answer.withheld:
-                output.console.print(answer.text, end="")
-            output.console.print()
-            output.print_sources(answer)
-            output.print_related(answer)
-        return answer.text
-    finally:
-        footnote.close()
+    answer = None
+    printer = output.SentencePrinter()
+    for event in footnote.answer_engine(related).stream(question, history=list(history)):
+        if isinstance(event, SentenceEvent) and not json_output:
+            printer.print(event.sentence)
+        elif isinstance(event, DoneEvent):
+            answer = event.answer
+    assert answer is not None
+    if json_output:
+        output.print_json(answer.to_dict())
+    else:
+        if not answer.sentences or answer.withheld:
+            output.console.print(answer.text, end="")
+        output.console.print()
+        output.print_sources(answer)
+        output.print_related(answer)
+    return answer.text
 
 
 def chat(
@@ -52,18 +54,25 @@ def chat(
         Path | None, typer.Option("--history", help="Start from this JSON list of {role, content} messages.")
     ] = None,
 ) -> None:
-    """Talk with your documents: follow-up questions keep the last few turns as context."""
+    """Talk with your documents: follow-up questions keep the last few turns as context.
+
+    The models are loaded once, for the whole session."""
     from footnote.answer.history import read_history
+    from footnote.cli.main import open_app
 
     history: list[Message] = read_history(history_file) if history_file else []
     output.console.print("Ask about your documents; an empty line or 'exit' ends the session.")
-    while True:
-        try:
-            question = input("> ").strip()
-        except (EOFError, KeyboardInterrupt):
-            output.console.print()
-            return
-        if not question or question.lower() in EXIT_WORDS:
-            return
-        text = stream_answer(question, history)
-        history += [Message("user", question), Message("assistant", text)]
+    footnote = open_app()
+    try:
+        while True:
+            try:
+                question = input("> ").strip()
+            except (EOFError, KeyboardInterrupt):
+                output.console.print()
+                return
+            if not question or question.lower() in EXIT_WORDS:
+                return
+            text = stream_answer(footnote, question, history)
+            history += [Message("user", question), Message("assistant", text)]
+    finally:
+        footnote.close()

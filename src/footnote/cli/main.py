@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import asdict
 from pathlib import Path
@@ -34,6 +35,8 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
 app.command()(ppl)
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
@@ -50,6 +53,13 @@ def main(
         raise typer.Exit()
     if home is not None:
         os.environ["FOOTNOTE_HOME"] = str(home)
+    # FOOTNOTE_LOG_LEVEL=info shows what loads and when (models, exports), on standard error.
+    level = os.environ.get("FOOTNOTE_LOG_LEVEL", "warning").upper()
+    if level not in LOG_LEVELS:
+        raise FootnoteError(
+            f"FOOTNOTE_LOG_LEVEL={level.lower()} is not a level; use one of debug, info, warning, error"
+        )
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
 
 
 def open_app() -> Application:
@@ -105,7 +115,12 @@ def ask(
     from footnote.answer.history import read_history
     from footnote.cli.chat import stream_answer
 
-    stream_answer(question, read_history(history_file) if history_file else [], json_output, related)
+    history = read_history(history_file) if history_file else []
+    footnote = open_app()
+    try:
+        stream_answer(footnote, question, history, json_output, related)
+    finally:
+        footnote.close()
 
 
 @app.command()

@@ -246,6 +246,12 @@ class Settings(BaseSettings):
         description="below this match between the question and the best source span, the sources are "
         "taken as unrelated: no answer is generated and the nearest sources are shown; 0: off",
     )
+    history_turns: int = Field(
+        3,
+        ge=0,
+        le=20,
+        description="earlier turns of a conversation shown to the model (oldest dropped first)",
+    )
     reader: Literal["evidence", "extract", "sources"] = Field(
         "evidence",
         description="evidence: the best evidence passage of the sources is shown first, verbatim, and the "

@@ -10,6 +10,7 @@ away, so the pool always counts what the model is really doing.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import threading
 import time
@@ -27,7 +28,8 @@ from footnote.answer.engine import (
     TokenEvent,
 )
 from footnote.answer.render import render_markdown
-from footnote.models.base import GenerationParams
+from footnote.answer.usage import TokenUsage
+from footnote.models.base import GenerationParams, Message
 from footnote.server.admission import Slot
 from footnote.server.errors import ApiError
 from footnote.server.sources import FilteredRetriever, SourceFilter, describe_sources
@@ -43,6 +45,13 @@ class AnswerRequest:
     top_k: int
     source_filter: SourceFilter = field(default_factory=SourceFilter)
     related_questions: bool = False
+    # A conversation: the earlier user and assistant turns, and the client's own system message.
+    history: tuple[Message, ...] = ()
+    instruction: str = ""
+    # The question condensed from the conversation, when that was done before the run
+    # (the answer cache keys on it), with the tokens condensing took.
+    standalone: str | None = None
+    condense_usage: TokenUsage | None = None
 
 
 @dataclass(frozen=True)
@@ -56,8 +65,14 @@ class SourcesReady:
 @dataclass(frozen=True)
 class RunFinished:
     answer: Answer
-    prompt_tokens: int
-    completion_tokens: int
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.answer.usage.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.answer.usage.completion_tokens
 
 
 RunEvent = SourcesReady | TokenEvent | SentenceEvent | RunFinished
@@ -70,16 +85,20 @@ def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[RunEven
     engine = app.answer_engine(
         request.related_questions, retriever=retriever, top_k=request.top_k, generation=request.generation
     )
-    completion_tokens = 0
-    for event in engine.stream(request.question):
+    usage = copy.deepcopy(request.condense_usage) if request.condense_usage else TokenUsage()
+    events = engine.stream(
+        request.question,
+        history=list(request.history),
+        instruction=request.instruction,
+        standalone=request.standalone,
+        usage=usage,
+    )
+    for event in events:
         if isinstance(event, SourcesEvent):
             yield SourcesReady(*describe_sources(app.catalog, event.sources))
         elif isinstance(event, DoneEvent):
-            answer = event.answer
-            prompt_tokens = answer.prompt_tokens or app.generator.count_tokens(answer.question)
-            yield RunFinished(answer, prompt_tokens, completion_tokens)
+            yield RunFinished(event.answer)
         else:
-            completion_tokens += isinstance(event, TokenEvent)
             yield event
 
 

@@ -2,6 +2,9 @@
 
 A hit replays the stored sources and answer without taking a generation slot or calling
 the model; a miss runs as usual and stores its result once the answer is complete.
+A follow-up in a conversation is looked up by its condensed, standalone question (so "and
+the second one?" after two different questions are two entries), which takes the model:
+it is condensed in a generation slot first, and the run then reuses that question.
 """
 
 from __future__ import annotations
@@ -9,7 +12,10 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Hashable
 from dataclasses import dataclass, replace
 
+import anyio
+
 from footnote.answer.cache import AnswerCache, index_version
+from footnote.answer.usage import TokenUsage
 from footnote.models.base import Vector
 from footnote.server.admission import Slot
 from footnote.server.answers import (
@@ -62,9 +68,8 @@ class CachingRun(AnswerRun):
                 sources = event
             elif isinstance(event, RunFinished) and sources is not None:
                 found = self._lookup
-                found.cache.put(
-                    found.vector, self.request.question, found.key, found.version, (sources, event)
-                )
+                query = self.request.standalone or self.request.question
+                found.cache.put(found.vector, query, found.key, found.version, (sources, event))
             yield event
 
 
@@ -85,20 +90,48 @@ def _describe(state: ServerState, question: str) -> tuple[Vector, str]:
     return app.embedder.embed(question), index_version(app.catalog)
 
 
+def _condensed(state: ServerState, request: AnswerRequest) -> AnswerRequest:
+    """The request with its follow-up condensed into a standalone question (blocking; holds
+    the model)."""
+    usage = TokenUsage()
+    with state.models.generation_lock:
+        app = state.models.generation()
+        standalone = app.answer_engine(generation=request.generation).condense(
+            request.question, request.history, usage
+        )
+    return replace(request, standalone=standalone, condense_usage=usage)
+
+
 async def start_cached_answer(state: ServerState, request: AnswerRequest) -> AnswerRun:
     """A cached answer to a near-duplicate question, or a new run (429 when the pool is full)."""
     cache = _cache(state)
     if cache is None:
         return await start_answer(state, request)
-    vector, version = await state.run_work(_describe, state, request.question)
-    options = replace(request, question="", generation=replace(request.generation, deadline=None))
-    lookup = Lookup(cache, vector, repr(options), version)
-    cached = cache.get(vector, request.question, lookup.key, version)
-    if cached is not None:
-        return CachedRun(state, request, cached)
-    slot = await state.generation.acquire()
+    slot = await state.generation.acquire() if request.history else None
     try:
+        if request.history:
+            request = await anyio.to_thread.run_sync(_condensed, state, request)
+        query = request.standalone or request.question
+        vector, version = await state.run_work(_describe, state, query)
+        # The key is what decides the answer besides the query: the conversation only through
+        # the standalone question it was condensed to, and the client's instruction.
+        options = replace(
+            request,
+            question="",
+            history=(),
+            standalone=None,
+            condense_usage=None,
+            generation=replace(request.generation, deadline=None),
+        )
+        lookup = Lookup(cache, vector, repr(options), version)
+        cached = cache.get(vector, query, lookup.key, version)
+        if cached is not None:
+            if slot is not None:
+                slot.release()
+            return CachedRun(state, request, cached)
+        slot = slot or await state.generation.acquire()
         return CachingRun(state, request, slot, lookup)
     except BaseException:
-        slot.release()
+        if slot is not None:
+            slot.release()
         raise

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ from starlette.responses import Response
 
 from footnote.answer.engine import SentenceEvent
 from footnote.errors import FootnoteError
-from footnote.models.base import GenerationParams
+from footnote.models.base import GenerationParams, Message
 from footnote.server.answers import (
     AnswerRequest,
     AnswerRun,
@@ -33,7 +33,7 @@ from footnote.server.answers import (
 )
 from footnote.server.cached_answers import start_cached_answer
 from footnote.server.errors import ApiError, error_body, status_of
-from footnote.server.schemas.chat import ChatCompletion, ChatCompletionRequest
+from footnote.server.schemas.chat import ChatCompletion, ChatCompletionRequest, ChatMessage
 from footnote.server.sources import SourceFilter
 from footnote.server.state import ServerState, State
 
@@ -77,7 +77,6 @@ class Completion:
 
     id: str
     created: int
-    max_tokens: int
     include_usage: bool
     related_questions: bool
 
@@ -85,11 +84,27 @@ class Completion:
         return {"id": self.id, "object": kind, "created": self.created, "model": model}
 
 
-def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerRequest:
-    # The last user message is the question (condensing a conversation is not done yet).
-    questions = [message.text() for message in body.messages if message.role == "user"]
-    if not questions or not questions[-1].strip():
+def conversation(messages: Sequence[ChatMessage]) -> tuple[str, tuple[Message, ...], str]:
+    """The question (the last user message), the user and assistant turns before it, and the
+    client's system (or developer) messages joined: its instruction to the model."""
+    asked = [i for i, message in enumerate(messages) if message.role == "user"]
+    if not asked or not messages[asked[-1]].text().strip():
         raise ApiError(400, "the last user message must have text: it is the question", param="messages")
+    history = tuple(
+        Message(message.role, message.text())
+        for message in messages[: asked[-1]]
+        if message.role in ("user", "assistant") and message.text().strip()
+    )
+    instruction = "\n\n".join(
+        message.text().strip()
+        for message in messages
+        if message.role in ("system", "developer") and message.text().strip()
+    )
+    return messages[asked[-1]].text(), history, instruction
+
+
+def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerRequest:
+    question, history, instruction = conversation(body.messages)
     settings = state.settings
     generation = GenerationParams(
         max_tokens=state.max_tokens(body.max_completion_tokens or body.max_tokens),
@@ -102,17 +117,19 @@ def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerReq
     )
     source_filter = SourceFilter.parse(body.search_domain_filter, body.search_recency_filter)
     related = body.return_related_questions or settings.related_questions
-    return AnswerRequest(questions[-1], generation, settings.top_k, source_filter, related)
+    return AnswerRequest(
+        question, generation, settings.top_k, source_filter, related, history=history, instruction=instruction
+    )
 
 
 @router.post("/v1/chat/completions", response_model=ChatCompletion, responses=STREAM_RESPONSE)
 async def chat_completions(body: ChatCompletionRequest, state: State) -> Response:
-    """Answer the last user message from the documents, with checked citations."""
+    """Answer the last user message from the documents, with checked citations; earlier turns
+    make a follow-up stand alone for retrieval and are shown to the model."""
     request = answer_request(body, state)
     completion = Completion(
         id=f"chatcmpl-{uuid.uuid4().hex}",
         created=int(time.time()),
-        max_tokens=request.generation.max_tokens,
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
         related_questions=request.related_questions,
     )
@@ -124,16 +141,19 @@ async def chat_completions(body: ChatCompletionRequest, state: State) -> Respons
     return JSONResponse(_completion_body(completion, finished, sources[0]))
 
 
-def _finish_reason(completion: Completion, finished: RunFinished) -> str:
-    return "length" if finished.completion_tokens >= completion.max_tokens else "stop"
+def _finish_reason(finished: RunFinished) -> str:
+    return "length" if finished.answer.truncated else "stop"
 
 
-def _usage(finished: RunFinished) -> dict[str, int]:
+def _usage(finished: RunFinished) -> dict[str, Any]:
+    """Every model call the answer made, counted by the model's tokenizer; `steps` tells them
+    apart (answer, condense, related)."""
     total = finished.prompt_tokens + finished.completion_tokens
     return {
         "prompt_tokens": finished.prompt_tokens,
         "completion_tokens": finished.completion_tokens,
         "total_tokens": total,
+        "steps": finished.answer.usage.to_dict(),
     }
 
 
@@ -144,7 +164,7 @@ def _completion_body(completion: Completion, finished: RunFinished, sources: Sou
         {
             "index": 0,
             "message": {"role": "assistant", "content": answer.text},
-            "finish_reason": _finish_reason(completion, finished),
+            "finish_reason": _finish_reason(finished),
         }
     ]
     body["usage"] = _usage(finished)
@@ -221,7 +241,7 @@ def _closing_chunks(
     rest = deltas.finish(finished.answer)
     if rest:
         chunks.append(_chunk(completion, model, {"content": rest}))
-    last = _chunk(completion, model, {}, _finish_reason(completion, finished))
+    last = _chunk(completion, model, {}, _finish_reason(finished))
     last.update(citations=sources.citations, search_results=sources.search_results)
     if completion.related_questions:
         last["related_questions"] = finished.answer.related_questions

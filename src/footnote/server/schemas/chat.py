@@ -90,10 +90,21 @@ class SearchResult(BaseModel):
     source: Literal["attachment"] = "attachment"
 
 
+class StepUsage(BaseModel):
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int
+
+
 class Usage(BaseModel):
+    """Tokens of every model call the answer made, by the model's tokenizer."""
+
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    steps: dict[str, StepUsage] = Field(
+        default_factory=dict, description="the same per step: answer, condense, related"
+    )
 
 
 class AssistantMessage(BaseModel):
