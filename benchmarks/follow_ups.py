@@ -1,7 +1,8 @@
 """Follow-up questions: the second turn of a conversation, answered with and without the first.
 
 Each conversation over the sample corpus (`examples/sample`) is a first question and a
-follow-up that names its subject only through the first ("When was it automated?"). The
+follow-up that names its subject only through the first ("In which year?", "What nationality
+was he?"), so that alone it could be asked of more than one document. The
 first question is answered as a user would see it; the follow-up is then answered
 
 1. with the conversation (the first question and footnote's answer to it), and
@@ -34,30 +35,22 @@ SAMPLE = REPO / "examples" / "sample"
 
 # (first question, follow-up, what the follow-up's answer must hold)
 CONVERSATIONS = [
-    ("Who decoded the waggle dance of honeybees?", "In which year did he share the Nobel Prize?", "1973"),
-    ("Who invented the Fresnel lens?", "In what year did he invent it?", "1822"),
-    ("Which was the last staffed lighthouse in the United Kingdom?", "When was it automated?", "1998"),
+    ("Who invented the Fresnel lens?", "What country was he from?", "French"),
+    ("Who decoded the waggle dance of honeybees?", "What nationality was he?", "Austrian"),
     (
-        "Where are the highest tides in the world?",
-        "How big is the difference between high and low water there?",
-        "16 metres",
+        "Which was the last staffed lighthouse in the United Kingdom?",
+        "In which year did that change?",
+        "1998",
     ),
-    ("Which volcano buried the Roman town of Pompeii?", "In what year did that happen?", "79 AD"),
+    ("Which volcano buried the Roman town of Pompeii?", "In which year?", "79 AD"),
+    ("Where are the highest tides in the world?", "In which country is it?", "Canada"),
     ("What is the largest active volcano on Earth by volume?", "Where is it?", "Hawaii"),
-    (
-        "What are drones in a honeybee colony?",
-        "What happens to them at the end of the summer?",
-        "out of the hive",
-    ),
-    ("What causes the tides?", "How much later do they arrive each day?", "fifty minutes"),
-    ("What is a shield volcano?", "Which one is the largest active volcano on Earth?", "Mauna Loa"),
-    ("What replaced oil lamps in lighthouses?", "What switches them on at dusk?", "light sensor"),
-    (
-        "Which tidal power station is in France?",
-        "What does it turn the flow of the tide into?",
-        "electricity",
-    ),
-    ("What is the Pacific Ring of Fire?", "What does it hold?", "active volcanoes"),
+    ("Which tidal power station is in France?", "What does it produce?", "electricity"),
+    ("Who shared the Nobel Prize with Karl von Frisch?", "In which year?", "1973"),
+    ("What is a first-order Fresnel lens?", "How far can its beam reach?", "20 nautical miles"),
+    ("What do older worker bees do?", "How long do they live in summer?", "six weeks"),
+    ("Which tides happen at new moon and full moon?", "How often do they happen?", "twice a month"),
+    ("What are pyroclastic flows?", "How fast do they move?", "100 kilometres per hour"),
 ]
 
 

@@ -11,6 +11,7 @@ import pytest
 from footnote.answer.engine import (
     MAX_QUESTION_CHARS,
     Answer,
+    AnswerEngine,
     AnswerEvent,
     DoneEvent,
     SentenceEvent,
@@ -291,3 +292,10 @@ def test_the_abstention_thresholds_come_from_the_settings(tmp_path: Path) -> Non
     finally:
         app.close()
     assert (engine.abstain_below, engine.quote_above) == (0.3, 0.6)
+
+
+def test_an_engine_built_directly_has_the_settings_floors(app: Application) -> None:
+    engine = AnswerEngine(app.retriever(), app.generator, app.embedder)
+    defaults = Settings.model_fields
+    assert engine.relevance_floor == defaults["relevance_floor"].default > 0
+    assert engine.evidence_floor == defaults["evidence_floor"].default > 0

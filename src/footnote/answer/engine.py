@@ -105,6 +105,9 @@ class Answer:
         return self.withheld or not self.citations
 
     def to_dict(self) -> dict[str, Any]:
+        # A withheld answer shows no sentence and no citation: what a client renders is what
+        # footnote decided. The withheld sentences are kept apart, for inspection.
+        shown = [] if self.withheld else self.sentences
         return {
             "question": self.question,
             "answer": self.text,
@@ -120,24 +123,26 @@ class Answer:
             "prompt_tokens": self.prompt_tokens,
             "usage": self.usage.to_dict(),
             "truncated": self.truncated,
-            "sentences": [
-                {
-                    "text": s.text,
-                    "supported": s.supported,
-                    "flagged": s.flagged,
-                    "is_claim": s.is_claim,
-                    "score": round(s.score, 4),
-                    "model_markers": s.model_markers,
-                    "corrected": s.corrected,
-                    "citations": [c.number for c in s.citations],
-                }
-                for s in self.sentences
-            ],
-            "citations": [asdict(c) for c in self.citations],
+            "sentences": [sentence_dict(s) for s in shown],
+            "citations": [asdict(c) for s in shown for c in s.citations],
+            "withheld_sentences": [sentence_dict(s) for s in self.sentences] if self.withheld else [],
             "sources": [source_dict(number, hit) for number, hit in enumerate(self.sources, start=1)],
             "related_questions": list(self.related_questions),
             "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
         }
+
+
+def sentence_dict(sentence: AnswerSentence) -> dict[str, Any]:
+    return {
+        "text": sentence.text,
+        "supported": sentence.supported,
+        "flagged": sentence.flagged,
+        "is_claim": sentence.is_claim,
+        "score": round(sentence.score, 4),
+        "model_markers": sentence.model_markers,
+        "corrected": sentence.corrected,
+        "citations": [c.number for c in sentence.citations],
+    }
 
 
 def source_dict(number: int, hit: SearchHit) -> dict[str, Any]:

@@ -149,7 +149,9 @@ const FootnoteAnswer = (() => {
   function turnElement(turn, streaming = false) {
     const item = element("li", { className: "turn" }, element("h2", { className: "question", text: turn.question }));
     const answer = element("div", { className: "answer" });
-    answer.append(...(turn.detail ? checkedText(turn) : streamingText(turn)));
+    // An answer with no checked sentence (the documents lack it) is shown as its text.
+    const checked = turn.detail && (turn.detail.sentences || []).length;
+    answer.append(...(checked ? checkedText(turn) : streamingText(turn)));
     item.append(answer);
     if (streaming) {
       const waiting = turn.answer ? "Writing and checking the answer…" : "Searching your documents…";
