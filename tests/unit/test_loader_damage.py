@@ -51,32 +51,36 @@ def test_a_truncated_pdf_is_still_reported_as_damaged(tmp_path: Path) -> None:
         load_document(truncated)
 
 
-def test_a_bug_while_reading_pdf_pages_is_not_reported_as_a_damaged_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = write_sample_pdf(tmp_path / "rocks.pdf", PAGES)
-    monkeypatch.setattr(pdf_loader, "_page_text", raise_own_bug)
-    with pytest.raises(OwnBug):
-        load_document(path)
+def write_pdf(folder: Path) -> Path:
+    return write_sample_pdf(folder / "rocks.pdf", PAGES, sections=["Basalt", "Granite"])
 
 
-def test_a_bug_while_reading_the_pdf_outline_is_not_taken_for_a_broken_outline(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = write_sample_pdf(tmp_path / "rocks.pdf", PAGES, sections=["Basalt", "Granite"])
-    assert load_document(path).blocks[0].heading_path == ("Basalt",)
-    monkeypatch.setattr(pdf_loader, "_walk_outline", raise_own_bug)
-    with pytest.raises(OwnBug):
-        load_document(path)
-
-
-def write_docx(path: Path, title: str) -> Path:
+def write_docx(folder: Path, title: str = "Bridge notes") -> Path:
     document = docx.Document()
     document.core_properties.title = title
     document.add_heading("Bridges", level=1)
     document.add_paragraph("An arch bridge transfers its load into abutments at each end.")
+    path = folder / "bridges.docx"
     document.save(str(path))
     return path
+
+
+@pytest.mark.parametrize(
+    ("module", "function", "write"),
+    [
+        (pdf_loader, "_page_text", write_pdf),  # runs on what pypdf extracted
+        (pdf_loader, "_walk_outline", write_pdf),  # the optional outline, read through pypdf
+        (docx_loader, "_heading_level", write_docx),  # runs on what python-docx read
+    ],
+)
+def test_a_bug_in_footnotes_reading_code_surfaces_as_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: Any, function: str, write: Any
+) -> None:
+    path = write(tmp_path)
+    assert load_document(path).blocks[0].heading_path  # the code under test runs on this file
+    monkeypatch.setattr(module, function, raise_own_bug)
+    with pytest.raises(OwnBug):
+        load_document(path)
 
 
 def test_a_damaged_word_document_is_reported_as_damaged(tmp_path: Path) -> None:
@@ -87,19 +91,10 @@ def test_a_damaged_word_document_is_reported_as_damaged(tmp_path: Path) -> None:
         load_document(path)
 
 
-def test_a_bug_while_reading_a_word_document_is_not_reported_as_damaged(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = write_docx(tmp_path / "bridges.docx", "Bridge notes")
-    monkeypatch.setattr(docx_loader, "_heading_level", raise_own_bug)
-    with pytest.raises(OwnBug):
-        load_document(path)
-
-
 def test_a_bug_while_reading_the_word_title_is_not_taken_for_unreadable_properties(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = write_docx(tmp_path / "bridges.docx", "Bridge notes")
+    path = write_docx(tmp_path)
     assert load_document(path).title == "Bridge notes"
     title_of = docx_loader.short_title
 
