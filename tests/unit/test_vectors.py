@@ -161,6 +161,8 @@ def test_another_embedder_is_refused_with_both_identities_and_the_fix(index_path
             "set FOOTNOTE_EMBED_RUNTIME=torch and FOOTNOTE_EMBED_INT8=false, or",
         ),
         ("minilm-l6@onnx-int8", "bge-small@onnx-int8", "set FOOTNOTE_EMBEDDER=minilm-l6, or"),
+        # No setting selects a runtime of an embedder passed in code: rebuilding is the fix.
+        ("hashing@python-fp32", "hashing@onnx-fp32", r"\(4\); delete"),
     ],
 )
 def test_an_index_built_another_way_names_the_settings_that_open_it(

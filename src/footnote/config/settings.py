@@ -80,7 +80,8 @@ class Settings(BaseSettings):
     )
     embed_runtime: Literal["onnx", "torch"] = Field(
         "onnx",
-        description="run a local embedder with ONNX Runtime (exported once, checked against torch) or torch",
+        description="run a local embedder with ONNX Runtime (exported once, checked against torch; a model "
+        "that cannot be exported is an error, never run by torch in its place) or torch",
     )
 
     @field_validator("home", mode="after")

@@ -19,6 +19,7 @@ from footnote.models.base import Vector
 
 Metadata = Mapping[str, str | int | float]
 
+EMBED_RUNTIMES = ("onnx", "torch")  # the values of FOOTNOTE_EMBED_RUNTIME
 INDEX_FORMAT_VERSION = 2  # 2: `embedder` is an identity (model@runtime-precision), not a name
 
 
@@ -155,8 +156,9 @@ def _settings_for(built_with: str, wanted: str) -> str:
     settings = []
     if built_model != model:
         settings.append(f"FOOTNOTE_EMBEDDER={built_model}")
-    if built_runtime != runtime:
+    # Only runtimes and precisions that a setting selects; an embedder passed in code has others.
+    if built_runtime != runtime and built_runtime in EMBED_RUNTIMES:
         settings.append(f"FOOTNOTE_EMBED_RUNTIME={built_runtime}")
-    if built_precision != precision:
+    if built_precision != precision and built_precision in ("int8", "fp32"):
         settings.append(f"FOOTNOTE_EMBED_INT8={'true' if built_precision == 'int8' else 'false'}")
     return "set " + " and ".join(settings) if settings else ""
