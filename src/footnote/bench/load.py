@@ -155,13 +155,14 @@ async def _read_stream(response: httpx.Response, query: BenchQuery, started: flo
 
 def _first_seen(streamed: Sequence[tuple[float, str]], sentence: str) -> float | None:
     """When the streamed text first held `sentence` whole (footnote marks aside), or None."""
-    wanted = " ".join(sentence.split())
+    wanted = _without_marks(sentence)
     if not wanted:
         return None
-    for seconds, text in streamed:
-        if wanted in " ".join(_FOOTNOTE_MARK.sub("", text).split()):
-            return seconds
-    return None
+    return next((seconds for seconds, text in streamed if wanted in _without_marks(text)), None)
+
+
+def _without_marks(text: str) -> str:
+    return " ".join(_FOOTNOTE_MARK.sub("", text).split())
 
 
 async def run_step(
