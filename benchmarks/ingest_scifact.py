@@ -39,7 +39,6 @@ from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.models.base import Embedder, Vector
 from footnote.models.embedders import SentenceTransformerEmbedder
-from footnote.models.onnx_embedder import OnnxEmbedder
 from footnote.models.registry import resolve_embedder
 from footnote.store.catalog import ChunkRecord
 
@@ -66,6 +65,7 @@ class TimedEmbedder(Embedder):
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.name, self.dimension, self.max_tokens = inner.name, inner.dimension, inner.max_tokens
+        self.model_name, self.runtime, self.precision = inner.model_name, inner.runtime, inner.precision
         self.seconds = 0.0
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
@@ -110,8 +110,8 @@ def footnote_ingest(folder: Path, settings: Settings) -> dict[str, Any]:
     return {
         "footnote_embedder": {
             "name": inner.name,
-            "runtime": "onnx" if isinstance(inner, OnnxEmbedder) else "torch",
-            "precision": "int8" if settings.embed_int8 else "fp32",
+            "runtime": inner.runtime,
+            "precision": inner.precision,
             "prepare_seconds": round(prepared, 2),
         },
         "footnote_ingest_seconds": round(seconds, 2),

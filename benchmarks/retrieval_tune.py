@@ -1,15 +1,18 @@
 """Sweep fusion settings on an index built by `footnote eval retrieval --index-dir DIR`.
 
 Each query's keyword and dense lists are fetched once; every setting is then a
-cheap re-fusion. Tune on a subset (`--first N`), report on the full test set.
+cheap re-fusion. The judged queries are split at random (`--seed`) into a tuning part
+(`--tune-fraction`) and a held-out part: settings are ranked on the tuning queries, and the
+best one is reported, beside the default setting, on the held-out queries it never saw.
 
-    python benchmarks/retrieval_tune.py ../shared/data/scifact /tmp/scifact-index --first 150
+    python benchmarks/retrieval_tune.py ../shared/data/scifact /tmp/scifact-index --tune-fraction 0.5
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import random
 from pathlib import Path
 
 from footnote.application import Application, create_app
@@ -46,26 +49,53 @@ def ndcg(lists: Lists, corpus_id: dict[int, str], qrels: Qrels, setting: Setting
     return mean_metrics(run, qrels)["ndcg@10"]
 
 
+def split(query_ids: list[str], tune_fraction: float, seed: int) -> tuple[list[str], list[str]]:
+    """The tuning and the held-out query ids: disjoint, together every id, drawn by `seed`."""
+    shuffled = sorted(query_ids)
+    random.Random(seed).shuffle(shuffled)
+    cut = min(max(1, round(len(shuffled) * tune_fraction)), len(shuffled) - 1)
+    return sorted(shuffled[:cut]), sorted(shuffled[cut:])
+
+
+def subset(lists: Lists, qrels: Qrels, query_ids: list[str]) -> tuple[Lists, Qrels]:
+    return {q: lists[q] for q in query_ids}, {q: qrels[q] for q in query_ids if q in qrels}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("dataset", type=Path)
     parser.add_argument("index", type=Path)
-    parser.add_argument("--first", type=int, default=None)
+    parser.add_argument("--tune-fraction", type=float, default=0.5, help="share of queries tuned on")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the tune/held-out split")
     parser.add_argument("--depth", type=int, default=300)
     args = parser.parse_args()
-    dataset = load_beir(args.dataset, limit_queries=args.first)
-    app = create_app(Settings(home=args.index))
+    dataset = load_beir(args.dataset)
+    settings = Settings(home=args.index)
+    app = create_app(settings)
     lists, corpus_id = fetch_lists(app, dataset.queries, args.depth)
     app.close()
-    keyword_only: Lists = {q: (k, []) for q, (k, _) in lists.items()}
-    dense_only: Lists = {q: ([], d) for q, (_, d) in lists.items()}
-    print(f"{len(lists)} queries")
-    print(f"keyword only {ndcg(keyword_only, corpus_id, dataset.qrels, (60, 1.0, args.depth)):.4f}")
-    print(f"dense only   {ndcg(dense_only, corpus_id, dataset.qrels, (60, 1.0, args.depth)):.4f}")
+    tune_ids, held_out_ids = split(list(lists), args.tune_fraction, args.seed)
+    tune, tune_qrels = subset(lists, dataset.qrels, tune_ids)
+    held_out, held_out_qrels = subset(lists, dataset.qrels, held_out_ids)
+    print(f"{len(tune)} queries tuned on, {len(held_out)} held out (seed {args.seed})")
+    keyword_only: Lists = {q: (k, []) for q, (k, _) in held_out.items()}
+    dense_only: Lists = {q: ([], d) for q, (_, d) in held_out.items()}
+    print(
+        f"held out: keyword only {ndcg(keyword_only, corpus_id, held_out_qrels, (60, 1.0, args.depth)):.4f}"
+    )
+    print(f"held out: dense only   {ndcg(dense_only, corpus_id, held_out_qrels, (60, 1.0, args.depth)):.4f}")
     grid = itertools.product((5, 10, 20, 40, 60, 100), (0.6, 0.8, 1.0, 1.2, 1.5, 2.0), (50, 100, 300))
-    rows = sorted(((ndcg(lists, corpus_id, dataset.qrels, s), s) for s in grid), reverse=True)
+    rows = sorted(((ndcg(tune, corpus_id, tune_qrels, s), s) for s in grid), reverse=True)
     for value, (k, weight, depth) in rows[:15]:
-        print(f"hybrid {value:.4f}  rrf_k={k} keyword_weight={weight} dense_weight=1.0 depth={depth}")
+        print(f"tuning: hybrid {value:.4f}  rrf_k={k} keyword_weight={weight} dense_weight=1.0 depth={depth}")
+    best = rows[0][1]
+    # The default's keyword weight is relative to its dense weight, as the grid's is to 1.0.
+    weight = settings.rrf_keyword_weight / settings.rrf_dense_weight
+    default = (settings.rrf_k, weight, min(settings.keyword_candidates, settings.dense_candidates))
+    for name, setting in (("best on tuning", best), ("default", default)):
+        k, weight, depth = setting
+        value = ndcg(held_out, corpus_id, held_out_qrels, setting)
+        print(f"held out: {name:14} hybrid {value:.4f}  rrf_k={k} keyword_weight={weight:g} depth={depth}")
 
 
 if __name__ == "__main__":

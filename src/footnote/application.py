@@ -56,14 +56,16 @@ class Application:
     def embedder(self) -> Embedder:
         if self._embedder is None:
             location = resolve_embedder(self.settings.embedder)
-            self._embedder = self._onnx_embedder(location) or self._torch_embedder(location)
+            # A model id (not a local folder) has nothing to export, so torch runs it; its index
+            # records the torch identity. A local model that fails to export is an error instead.
+            onnx = self.settings.embed_runtime == "onnx" and Path(location).is_dir()
+            self._embedder = self._onnx_embedder(location) if onnx else self._torch_embedder(location)
         return self._embedder
 
-    def _onnx_embedder(self, location: str) -> Embedder | None:
-        """The embedder through ONNX Runtime where the settings allow it and the model exports."""
+    def _onnx_embedder(self, location: str) -> Embedder:
+        """The embedder through ONNX Runtime. Never torch in its place: the two give vectors
+        that an index built with the other cannot be searched with."""
         s = self.settings
-        if s.embed_runtime != "onnx" or not Path(location).is_dir():
-            return None
         from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
         from footnote.models.onnx_int8 import quantized_model
 
@@ -73,10 +75,11 @@ class Application:
             if s.embed_int8:
                 model = quantized_model(model)
         except ModelError as exc:
-            log.warning("embedding with torch instead of ONNX Runtime: %s", exc)
-            return None
-        name = s.embedder + ("-int8" if s.embed_int8 else "")
-        return OnnxEmbedder(model, name, batch_size=s.embed_batch_size)
+            raise ModelError(
+                f"cannot embed through ONNX Runtime: {exc}. Or set FOOTNOTE_EMBED_RUNTIME=torch to "
+                "embed with torch (an index built through ONNX Runtime is then refused until rebuilt)"
+            ) from exc
+        return OnnxEmbedder(model, s.embedder, batch_size=s.embed_batch_size)
 
     def _torch_embedder(self, location: str) -> Embedder:
         from footnote.models.embedders import SentenceTransformerEmbedder
@@ -122,7 +125,7 @@ class Application:
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
             self._vectors = ChromaVectorIndex(
-                self.settings.vector_path, self.embedder.name, self.embedder.dimension
+                self.settings.vector_path, self.embedder.identity, self.embedder.dimension
             )
         return self._vectors
 

@@ -17,6 +17,8 @@ class CountingEmbedder(Embedder):
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.name = inner.name
+        # The same vectors as `inner`: an index built with one is searched with the other.
+        self.model_name, self.runtime, self.precision = inner.model_name, inner.runtime, inner.precision
         self.dimension = inner.dimension
         self.max_tokens = inner.max_tokens
         self.embedded = 0

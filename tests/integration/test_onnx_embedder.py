@@ -34,6 +34,9 @@ def test_exported_vectors_equal_the_torch_models(real_embedder: Embedder, torch_
         torch_embedder.dimension,
         torch_embedder.max_tokens,
     )
+    # Equal to 1e-5, not equal: an index records which runtime made its vectors.
+    assert real_embedder.identity == "minilm-l6@onnx-fp32"
+    assert torch_embedder.identity == "minilm-l6@torch-fp32"
     expected = np.array(torch_embedder.embed_batch(TEXTS))
     batch = np.array(real_embedder.embed_batch(TEXTS))
     single = np.array([real_embedder.embed(text) for text in TEXTS])
@@ -59,7 +62,7 @@ def test_an_export_is_reused_and_a_tampered_one_refused(tmp_path: Path) -> None:
         exported_model(source, tmp_path, "minilm-l6")
 
 
-def test_a_model_that_does_not_pool_by_mean_is_embedded_with_torch(tmp_path: Path) -> None:
+def test_a_model_that_does_not_pool_by_mean_is_embedded_with_torch_when_told(tmp_path: Path) -> None:
     copy = tmp_path / "cls-pooled"
     shutil.copytree(resolve_embedder("minilm-l6"), copy)
     pooling = copy / "1_Pooling" / "config.json"
@@ -68,8 +71,12 @@ def test_a_model_that_does_not_pool_by_mean_is_embedded_with_torch(tmp_path: Pat
     pooling.write_text(json.dumps(config))
     with pytest.raises(ModelError, match="does not pool by mean"):
         exported_model(copy, tmp_path / "models", "cls-pooled")
-    app = create_app(Settings(home=tmp_path / "home", embedder=str(copy), model_dir=tmp_path / "models"))
+    settings = Settings(home=tmp_path / "home", embedder=str(copy), model_dir=tmp_path / "models")
+    with pytest.raises(ModelError, match=r"does not pool by mean.*set FOOTNOTE_EMBED_RUNTIME=torch"):
+        _ = create_app(settings).embedder
+    app = create_app(settings.model_copy(update={"embed_runtime": "torch"}))
     assert isinstance(app.embedder, SentenceTransformerEmbedder)
+    assert app.embedder.identity == f"{copy}@torch-int8"
 
 
 def test_the_application_embeds_through_onnx_unless_told_otherwise(tmp_path: Path) -> None:

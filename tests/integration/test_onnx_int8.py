@@ -4,7 +4,6 @@ close to the float vectors, and what the application embeds with when FOOTNOTE_E
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 from pathlib import Path
 
@@ -87,7 +86,8 @@ def test_a_copy_that_strays_from_the_float_vectors_is_not_kept(
 def test_int8_vectors_are_close_to_the_float_ones_but_not_equal(
     real_embedder: Embedder, float_export: ExportedModel
 ) -> None:
-    int8 = OnnxEmbedder(quantized_model(float_export), "minilm-l6-int8")
+    int8 = OnnxEmbedder(quantized_model(float_export), "minilm-l6")
+    assert (int8.name, int8.identity) == ("minilm-l6-int8", "minilm-l6@onnx-int8")
     expected = np.array(real_embedder.embed_batch(TEXTS))
     batch = np.array(int8.embed_batch(TEXTS))
     single = np.array([int8.embed(text) for text in TEXTS])
@@ -105,26 +105,27 @@ def test_the_application_embeds_with_the_int8_copy_unless_told_otherwise(tmp_pat
     app = create_app(Settings(home=tmp_path / "a"))
     embedder = app.embedder
     assert isinstance(embedder, OnnxEmbedder)
-    assert embedder.name == "minilm-l6-int8"
+    assert (embedder.name, embedder.identity) == ("minilm-l6-int8", "minilm-l6@onnx-int8")
     assert app.settings.model_cache in embedder._model.graph.parents
     assert embedder._model.folder.name == INT8_FOLDER
     float_app = create_app(Settings(home=tmp_path / "b", embed_int8=False))
-    assert isinstance(float_app.embedder, OnnxEmbedder) and float_app.embedder.name == "minilm-l6"
+    assert isinstance(float_app.embedder, OnnxEmbedder)
+    assert (float_app.embedder.name, float_app.embedder.identity) == ("minilm-l6", "minilm-l6@onnx-fp32")
     torch_app = create_app(Settings(home=tmp_path / "c", embed_runtime="torch", embed_int8=True))
     assert isinstance(torch_app.embedder, SentenceTransformerEmbedder)
     assert torch_app.embedder.name == "minilm-l6-int8"
+    assert torch_app.embedder.identity == "minilm-l6@torch-int8"
 
 
-def test_without_a_trusted_int8_copy_the_application_embeds_int8_with_torch(
-    export_copy: ExportedModel,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
+def test_without_a_trusted_int8_copy_the_application_refuses_rather_than_embed_with_torch(
+    export_copy: ExportedModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """torch's vectors differ from ONNX Runtime's: taking its place would search an index built
+    through ONNX Runtime with other vectors, so the error names both ways out instead."""
     monkeypatch.setattr(onnx_int8, "MIN_INT8_PROBE_COSINE", 1.0001)
     settings = Settings(home=tmp_path / "home", embed_int8=True, model_dir=export_copy.folder.parent)
-    with caplog.at_level(logging.WARNING, logger="footnote.application"):
-        embedder = create_app(settings).embedder
-    assert isinstance(embedder, SentenceTransformerEmbedder)
-    assert embedder.name == "minilm-l6-int8"
-    assert "strays from the float vectors" in caplog.text
+    with pytest.raises(ModelError) as caught:
+        _ = create_app(settings).embedder
+    message = str(caught.value)
+    assert "strays from the float vectors" in message
+    assert "FOOTNOTE_EMBED_INT8=false" in message and "FOOTNOTE_EMBED_RUNTIME=torch" in message

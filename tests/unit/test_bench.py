@@ -14,7 +14,7 @@ import pytest
 import uvicorn
 from typer.testing import CliRunner
 
-from footnote.bench.load import Outcome, StepResult, percentiles, saturation, summarise
+from footnote.bench.load import Outcome, StepResult, _first_seen, percentiles, saturation, summarise
 from footnote.bench.queries import drop, load_queries, mask, robustness_set, swap, typo
 from footnote.cli.main import app as cli
 from footnote.errors import ConfigError
@@ -58,7 +58,7 @@ def test_percentiles_by_nearest_rank() -> None:
 
 
 def step(rate: float, latency: float = 2.0, rejected: int = 0, failed: int = 0) -> StepResult:
-    outcomes = [Outcome("ok", "original", 1.0, latency)] * 10
+    outcomes = [Outcome("ok", "original", 0.5, 1.0, latency)] * 10
     outcomes += [Outcome("rejected", "original")] * rejected + [Outcome("timeout", "original")] * failed
     return summarise(outcomes, rate, 10, 10, None)
 
@@ -67,10 +67,34 @@ def test_saturation_is_the_first_rate_not_kept_up_with() -> None:
     summary = saturation([step(0.5), step(1, latency=5.0), step(2, latency=7.0), step(4, latency=30.0)])
     assert summary["saturation_qps"] == 2 and summary["highest_sustained_qps"] == 1  # median over 3x
     assert summary["p99_latency_below_s"] == 5.0 and summary["low_load_p99_latency_s"] == 2.0
-    assert summary["p99_ttft_below_s"] == 1.0
+    assert summary["p99_first_token_below_s"] == 0.5 and summary["p99_first_sentence_below_s"] == 1.0
     assert saturation([step(0.5), step(1, rejected=2)])["saturation_qps"] == 1
     assert saturation([step(0.5), step(1, failed=2)])["saturation_qps"] == 1
     assert saturation([step(0.5)])["saturation_qps"] is None
+
+
+def test_a_missing_first_token_or_sentence_is_counted_never_replaced_by_latency() -> None:
+    outcomes = [
+        Outcome("ok", "original", 0.5, 1.0, 2.0),
+        Outcome("ok", "original", 0.7, None, 3.0),  # streamed text, but not the checked sentence
+        Outcome("ok", "original", None, None, 4.0),  # streamed nothing
+    ]
+    result = summarise(outcomes, 1, 10, 10, None)
+    assert result.ok == 3 and (result.missing_first_token, result.missing_first_sentence) == (1, 2)
+    assert result.first_token_s == {"p50": 0.5, "p95": 0.7, "p99": 0.7}
+    assert result.first_sentence_s == {"p50": 1.0, "p95": 1.0, "p99": 1.0}
+    assert result.latency_s["p99"] == 4.0
+
+
+def test_the_first_checked_sentence_is_seen_when_it_has_streamed_whole() -> None:
+    streamed = [
+        (0.1, "Apple trees"),
+        (0.2, "Apple trees need  bees [1]."),
+        (0.3, "Apple trees need bees [1]. More"),
+    ]
+    assert _first_seen(streamed, "Apple trees need bees.") == 0.2
+    assert _first_seen(streamed, "Pears need wasps.") is None
+    assert _first_seen(streamed, "") is None
 
 
 @pytest.fixture
@@ -101,10 +125,27 @@ def test_bench_load_writes_a_report_and_a_chart(live_server: str, tmp_path: Path
         assert data["sent"] == data["ok"] + data["rejected"] + data["errors"] + data["timeouts"] > 0
         assert data["errors"] == data["timeouts"] == 0, data["sample_errors"]
         assert data["rss_bytes"] > 0
-    assert report["steps"][0]["ok"] > 0 and report["steps"][0]["ttft_s"]["p50"] is not None
+    first = report["steps"][0]
+    assert first["ok"] > 0 and first["first_token_s"]["p50"] is not None
+    assert first["first_sentence_s"]["p50"] is not None
+    for data in report["steps"]:
+        assert data["missing_first_token"] == data["missing_first_sentence"] == 0
     assert set(report["queries"]) <= {"original", "typo", "swap", "drop", "mask"}
     assert (out / "smoke.svg").exists() or (out / "smoke.png").exists()
     assert "offered 4/s" in result.output
+
+
+def test_bench_load_json_prints_the_report(live_server: str, tmp_path: Path) -> None:
+    queries = tmp_path / "questions.txt"
+    queries.write_text("What do apple trees need?\n")
+    out = tmp_path / "results"
+    args = ["bench", "load", "--url", live_server, "--queries", str(queries), "--rates", "2", "--no-robust"]
+    args += ["--step-seconds", "1", "--out", str(out), "--label", "smoke", "--json"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert printed == json.loads((out / "smoke.json").read_text())
+    assert printed["steps"][0]["ok"] > 0 and printed["steps"][0]["missing_first_sentence"] == 0
 
 
 def test_bench_load_says_when_the_server_is_not_there(tmp_path: Path) -> None:

@@ -133,16 +133,17 @@ def test_vectors_persist_across_reopening(index_path: Path) -> None:
     assert reopened.query(NORTH, limit=1)[0][0] == 2
 
 
-def test_another_embedder_is_refused_with_both_names_and_the_fix(index_path: Path) -> None:
-    open_index(index_path, "embedder-a", 4).upsert([1], [EAST])
+def test_another_embedder_is_refused_with_both_identities_and_the_fix(index_path: Path) -> None:
+    open_index(index_path, "embedder-a@onnx-fp32", 4).upsert([1], [EAST])
 
     with pytest.raises(StoreError) as caught:
-        open_index(index_path, "embedder-b", 4)
+        open_index(index_path, "embedder-b@onnx-fp32", 4)
 
     message = str(caught.value)
-    assert "'embedder-a' (4 dimensions)" in message
-    assert "'embedder-b' (4)" in message
-    assert "FOOTNOTE_EMBEDDER=embedder-a" in message
+    assert "'embedder-a@onnx-fp32' (4 dimensions)" in message
+    assert "'embedder-b@onnx-fp32' (4)" in message
+    assert "set FOOTNOTE_EMBEDDER=embedder-a, or delete" in message
+    assert "run `footnote ingest`" in message
     assert "FOOTNOTE_HOME" in message
     assert str(index_path) in message
 
@@ -150,12 +151,21 @@ def test_another_embedder_is_refused_with_both_names_and_the_fix(index_path: Pat
 @pytest.mark.parametrize(
     ("built_with", "wanted", "fix"),
     [
-        ("minilm-l6", "minilm-l6-int8", "set FOOTNOTE_EMBED_INT8=false"),
-        ("minilm-l6-int8", "minilm-l6", "set FOOTNOTE_EMBED_INT8=true"),
-        ("minilm-l6-int8", "bge-small-int8", "set FOOTNOTE_EMBEDDER=minilm-l6-int8"),
+        ("minilm-l6@onnx-fp32", "minilm-l6@onnx-int8", "set FOOTNOTE_EMBED_INT8=false, or"),
+        ("minilm-l6@onnx-int8", "minilm-l6@onnx-fp32", "set FOOTNOTE_EMBED_INT8=true, or"),
+        ("minilm-l6@torch-int8", "minilm-l6@onnx-int8", "set FOOTNOTE_EMBED_RUNTIME=torch, or"),
+        ("minilm-l6@onnx-int8", "minilm-l6@torch-int8", "set FOOTNOTE_EMBED_RUNTIME=onnx, or"),
+        (
+            "minilm-l6@torch-fp32",
+            "minilm-l6@onnx-int8",
+            "set FOOTNOTE_EMBED_RUNTIME=torch and FOOTNOTE_EMBED_INT8=false, or",
+        ),
+        ("minilm-l6@onnx-int8", "bge-small@onnx-int8", "set FOOTNOTE_EMBEDDER=minilm-l6, or"),
+        # No setting selects a runtime of an embedder passed in code: rebuilding is the fix.
+        ("hashing@python-fp32", "hashing@onnx-fp32", r"\(4\); delete"),
     ],
 )
-def test_an_index_built_with_the_other_precision_names_the_int8_setting(
+def test_an_index_built_another_way_names_the_settings_that_open_it(
     index_path: Path, built_with: str, wanted: str, fix: str
 ) -> None:
     open_index(index_path, built_with, 4).upsert([1], [EAST])
@@ -163,10 +173,25 @@ def test_an_index_built_with_the_other_precision_names_the_int8_setting(
         open_index(index_path, wanted, 4)
 
 
+def test_an_index_that_recorded_no_runtime_is_refused_with_the_rebuild(index_path: Path) -> None:
+    """Format 1 recorded `minilm-l6-int8` for ONNX and torch vectors alike."""
+    index_path.mkdir()
+    legacy = {"format": 1, "embedder": "minilm-l6-int8", "dimension": 4}
+    (index_path / "params.json").write_text(json.dumps(legacy))
+
+    with pytest.raises(StoreError) as caught:
+        open_index(index_path, "minilm-l6@onnx-int8", 4)
+
+    message = str(caught.value)
+    assert "'minilm-l6-int8'" in message and "did not record the embedder's runtime" in message
+    assert f"delete {index_path} and run `footnote ingest`" in message
+    assert json.loads((index_path / "params.json").read_text()) == legacy
+
+
 def test_another_dimension_is_refused(index_path: Path) -> None:
     open_index(index_path, "embedder-a", 4)
 
-    with pytest.raises(StoreError, match=r"'embedder-a' \(4 dimensions\), not 'embedder-a' \(384\)"):
+    with pytest.raises(StoreError, match=r"'embedder-a' \(4 dimensions\), not 'embedder-a' \(384\); delete"):
         open_index(index_path, "embedder-a", 384)
 
 

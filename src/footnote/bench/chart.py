@@ -11,13 +11,25 @@ from pathlib import Path
 
 from footnote.bench.load import StepResult
 
-_COLOURS = {"ttft p50": "#1f77b4", "ttft p99": "#aec7e8", "e2e p50": "#d62728", "e2e p99": "#ff9896"}
+_COLOURS = {
+    "first token p50": "#1f77b4",
+    "first token p99": "#aec7e8",
+    "first sentence p50": "#ff7f0e",
+    "first sentence p99": "#ffbb78",
+    "e2e p50": "#d62728",
+    "e2e p99": "#ff9896",
+}
 
 
 def _series(steps: Sequence[StepResult]) -> dict[str, list[tuple[float, float]]]:
     series: dict[str, list[tuple[float, float]]] = {name: [] for name in _COLOURS}
     for step in steps:
-        for name, values in (("ttft", step.ttft_s), ("e2e", step.latency_s)):
+        measures = (
+            ("first token", step.first_token_s),
+            ("first sentence", step.first_sentence_s),
+            ("e2e", step.latency_s),
+        )
+        for name, values in measures:
             for q in ("p50", "p99"):
                 value = values[q]
                 if value is not None:

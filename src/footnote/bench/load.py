@@ -4,6 +4,12 @@ Each step of the ladder sends Poisson arrivals at one offered rate for a fixed t
 waits for the stragglers (up to the request timeout). A closed loop (next request when
 the last one returns) would hide overload, because a slow server slows its own load;
 here a saturated server shows growing latency, 429s or errors instead.
+
+Two first-response times are measured apart, as they answer different questions: time to
+first token (the first non-empty content delta: when a reader sees anything) and time to
+first checked sentence (when the stream holds, whole, the first sentence of the checked
+answer that the closing chunk's `footnote` detail reports). A request missing either is
+counted as missing; neither stands in for the other or for the total latency.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -27,7 +34,8 @@ Status = Literal["ok", "rejected", "error", "timeout"]
 class Outcome:
     status: Status
     kind: str
-    ttft: float | None = None  # seconds to the first piece of answer text
+    first_token: float | None = None  # seconds to the first non-empty content delta
+    first_sentence: float | None = None  # seconds until the first checked sentence had streamed whole
     latency: float | None = None  # seconds to the end of the stream
     detail: str = ""
 
@@ -42,9 +50,13 @@ class StepResult:
     errors: int
     timeouts: int
     achieved_qps: float
-    ttft_s: dict[str, float | None]
+    first_token_s: dict[str, float | None]
+    first_sentence_s: dict[str, float | None]
     latency_s: dict[str, float | None]
     rss_bytes: int | None
+    # Answered requests that streamed no content, or not the whole first checked sentence.
+    missing_first_token: int = 0
+    missing_first_sentence: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
     sample_errors: list[str] = field(default_factory=list)
 
@@ -111,24 +123,46 @@ async def ask(client: httpx.AsyncClient, target: LoadTarget, query: BenchQuery) 
         return Outcome("error", query.kind, detail=f"{type(exc).__name__}: {exc}")
 
 
+_FOOTNOTE_MARK = re.compile(r"\s?\[\d+\]")
+
+
 async def _read_stream(response: httpx.Response, query: BenchQuery, started: float) -> Outcome:
-    ttft = None
+    streamed: list[tuple[float, str]] = []  # (seconds, text so far) after each content delta
+    first_checked = ""  # the checked answer's first sentence, from the closing chunk
     async for line in response.aiter_lines():
         if not line.startswith("data: "):
             continue
         data = line[len("data: ") :]
         if data == "[DONE]":
             latency = time.perf_counter() - started
-            return Outcome("ok", query.kind, ttft if ttft is not None else latency, latency)
+            first_token = streamed[0][0] if streamed else None
+            return Outcome("ok", query.kind, first_token, _first_seen(streamed, first_checked), latency)
         chunk = json.loads(data)
         if "error" in chunk:
             error = chunk["error"]
             status: Status = "rejected" if error.get("type") == "rate_limit_error" else "error"
             return Outcome(status, query.kind, detail=str(error.get("message")))
         choices = chunk.get("choices") or [{}]
-        if ttft is None and (choices[0].get("delta") or {}).get("content"):
-            ttft = time.perf_counter() - started
+        content = (choices[0].get("delta") or {}).get("content")
+        if content:
+            text = streamed[-1][1] + content if streamed else content
+            streamed.append((time.perf_counter() - started, text))
+        sentences = (chunk.get("footnote") or {}).get("sentences") or []
+        if sentences:
+            first_checked = str(sentences[0].get("text") or "")
     return Outcome("error", query.kind, detail="the stream ended without [DONE]")
+
+
+def _first_seen(streamed: Sequence[tuple[float, str]], sentence: str) -> float | None:
+    """When the streamed text first held `sentence` whole (footnote marks aside), or None."""
+    wanted = _without_marks(sentence)
+    if not wanted:
+        return None
+    return next((seconds for seconds, text in streamed if wanted in _without_marks(text)), None)
+
+
+def _without_marks(text: str) -> str:
+    return " ".join(_FOOTNOTE_MARK.sub("", text).split())
 
 
 async def run_step(
@@ -161,6 +195,8 @@ def summarise(
     outcomes: Sequence[Outcome], rate: float, duration: float, elapsed: float, rss_bytes: int | None
 ) -> StepResult:
     ok = [o for o in outcomes if o.status == "ok"]
+    first_tokens = [o.first_token for o in ok if o.first_token is not None]
+    first_sentences = [o.first_sentence for o in ok if o.first_sentence is not None]
     kinds: dict[str, int] = {}
     for outcome in ok:
         kinds[outcome.kind] = kinds.get(outcome.kind, 0) + 1
@@ -174,9 +210,12 @@ def summarise(
         errors=sum(o.status == "error" for o in outcomes),
         timeouts=sum(o.status == "timeout" for o in outcomes),
         achieved_qps=round(len(ok) / elapsed, 4) if elapsed else 0.0,
-        ttft_s=percentiles([o.ttft for o in ok if o.ttft is not None]),
+        first_token_s=percentiles(first_tokens),
+        first_sentence_s=percentiles(first_sentences),
         latency_s=percentiles([o.latency for o in ok if o.latency is not None]),
         rss_bytes=rss_bytes,
+        missing_first_token=len(ok) - len(first_tokens),
+        missing_first_sentence=len(ok) - len(first_sentences),
         by_kind=kinds,
         sample_errors=sorted(set(failures))[:5],
     )
@@ -207,7 +246,8 @@ def saturation(steps: Sequence[StepResult]) -> dict[str, Any]:
     return {
         "saturation_qps": saturated,
         "highest_sustained_qps": below.offered_qps if below else None,
-        "p99_ttft_below_s": below.ttft_s["p99"] if below else None,
+        "p99_first_token_below_s": below.first_token_s["p99"] if below else None,
+        "p99_first_sentence_below_s": below.first_sentence_s["p99"] if below else None,
         "p99_latency_below_s": below.latency_s["p99"] if below else None,
         "low_load_p99_latency_s": steps[0].latency_s["p99"] if steps else None,
     }

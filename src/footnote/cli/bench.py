@@ -49,8 +49,12 @@ def load(
     ),
     label: Annotated[str, typer.Option(help="File name stem of the report.")] = "load",
     seed: Annotated[int, typer.Option(help="Seed of arrivals, question order and variants.")] = 0,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Open-loop arrivals at a ladder of rates: QPS, TTFT and latency percentiles, 429s, RSS."""
+    """Open-loop arrivals at a ladder of rates: QPS, time to first token, time to first checked
+    sentence and latency percentiles, 429s, RSS."""
+    import json
+
     from footnote.bench.load import LoadTarget, StepResult
     from footnote.bench.memory import rss_reader
     from footnote.bench.queries import BenchQuery, load_queries, robustness_set
@@ -63,13 +67,20 @@ def load(
     _check_reachable(target.url)
 
     def show(step: StepResult) -> None:
+        first_token, first_sentence, e2e = step.first_token_s, step.first_sentence_s, step.latency_s
         output.console.print(
             f"offered {step.offered_qps:g}/s: sent {step.sent}, ok {step.ok}, 429 {step.rejected}, "
             f"errors {step.errors + step.timeouts}, achieved {step.achieved_qps:g}/s, "
-            f"TTFT p50/p99 {step.ttft_s['p50']}/{step.ttft_s['p99']} s, "
-            f"e2e p50/p99 {step.latency_s['p50']}/{step.latency_s['p99']} s"
+            f"first token p50/p99 {first_token['p50']}/{first_token['p99']} s "
+            f"(missing {step.missing_first_token}), "
+            f"first checked sentence p50/p99 {first_sentence['p50']}/{first_sentence['p99']} s "
+            f"(missing {step.missing_first_sentence}), e2e p50/p99 {e2e['p50']}/{e2e['p99']} s"
         )
 
-    steps = run_ladder(target, bench_queries, plan, rss_reader(target.url, pid, api_key), show)
+    rss = rss_reader(target.url, pid, api_key)
+    steps = run_ladder(target, bench_queries, plan, rss, None if json_output else show)
     json_path, chart = write_report(steps, target, plan, bench_queries, out)
-    output.console.print(f"wrote {json_path} and {chart}")
+    if json_output:
+        output.print_json(json.loads(json_path.read_text(encoding="utf-8")))
+    else:
+        output.console.print(f"wrote {json_path} and {chart}")

@@ -70,8 +70,9 @@ class Settings(BaseSettings):
     seed: int = 0
     threads: int = Field(0, ge=0, description="LLM threads; 0 picks the number of cores")
     embed_batch_size: int = Field(32, ge=1, le=1024)
-    # On: int8 held SciFact hybrid nDCG@10 (0.7230 against 0.7209 in float) and embeds about
-    # 1.5x faster on CPU (benchmarks/results/*-onnx-int8-20261201-*.json).
+    # On: SciFact embeds about 1.5x faster on CPU (benchmarks/results/ingest_scifact-ingest-onnx-*);
+    # hybrid nDCG@10 with int8 is 0.7230 at 200/40 (eval_retrieval_scifact-onnx-int8-*), with
+    # no float run saved to compare.
     embed_int8: bool = Field(
         True,
         description="embed with int8 weights (with ONNX Runtime: a copy quantized once from the float "
@@ -79,7 +80,8 @@ class Settings(BaseSettings):
     )
     embed_runtime: Literal["onnx", "torch"] = Field(
         "onnx",
-        description="run a local embedder with ONNX Runtime (exported once, checked against torch) or torch",
+        description="run a local embedder with ONNX Runtime (exported once, checked against torch; a model "
+        "that cannot be exported is an error, never run by torch in its place) or torch",
     )
 
     @field_validator("home", mode="after")

@@ -23,9 +23,19 @@ def approximate_token_count(text: str) -> int:
 class Embedder(ABC):
     """Turns texts into vectors. Subclasses implement `embed_batch` only."""
 
-    name: str = "embedder"
+    name: str = "embedder"  # what clients are shown, e.g. as the model of an embeddings response
     dimension: int = 0
     max_tokens: int = 256  # longest input the model sees without truncating
+    # One model run by another runtime, or at another precision, gives vectors close to these
+    # but not equal, so an index records all three (`identity`) and is queried only with them.
+    model_name: str = ""  # the model alone; empty: `name`
+    runtime: str = "python"
+    precision: str = "fp32"
+
+    @property
+    def identity(self) -> str:
+        """The model, its runtime and its precision, e.g. `minilm-l6@onnx-int8`."""
+        return f"{self.model_name or self.name}@{self.runtime}-{self.precision}"
 
     @abstractmethod
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
@@ -43,6 +53,11 @@ class Embedder(ABC):
     def count_tokens(self, text: str) -> int:
         """Tokens the model would see for `text` (subclasses with a tokenizer are exact)."""
         return approximate_token_count(text)
+
+
+def precision_name(model_name: str, precision: str) -> str:
+    """The name clients see: the model's, marked when its weights are not in float."""
+    return model_name if precision == "fp32" else f"{model_name}-{precision}"
 
 
 class RecentVectors:

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from footnote.errors import ModelError
-from footnote.models.base import Embedder, RecentVectors, Vector
+from footnote.models.base import Embedder, RecentVectors, Vector, precision_name
 
 
 class SentenceTransformerEmbedder(Embedder):
     """Any sentence-transformers model: a local folder (loaded offline) or a hub id."""
+
+    runtime = "torch"
 
     def __init__(
         self,
@@ -47,7 +49,9 @@ class SentenceTransformerEmbedder(Embedder):
             self._model = torch.ao.quantization.quantize_dynamic(
                 self._model, {torch.nn.Linear}, dtype=torch.qint8
             )
-        self.name = (display_name or name_or_path) + ("-int8" if quantize else "")
+        self.model_name = display_name or name_or_path
+        self.precision = "int8" if quantize else "fp32"
+        self.name = precision_name(self.model_name, self.precision)
         # Renamed in sentence-transformers 6; the old name still exists but warns.
         get_dimension = getattr(self._model, "get_embedding_dimension", None)
         get_dimension = get_dimension or self._model.get_sentence_embedding_dimension

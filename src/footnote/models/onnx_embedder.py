@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from footnote.errors import ModelError
-from footnote.models.base import Embedder, RecentVectors, Vector
+from footnote.models.base import Embedder, RecentVectors, Vector, precision_name
 from footnote.models.registry import sha256_file, verify_file
 
 log = logging.getLogger(__name__)
@@ -51,6 +51,7 @@ class ExportedModel:
     max_tokens: int
     token_types: bool  # whether the graph takes token_type_ids
     sha256: str = ""  # of the graph, as its manifest records it (empty while it is being made)
+    precision: str = "fp32"  # of its weights
 
     @property
     def graph(self) -> Path:
@@ -64,13 +65,16 @@ class ExportedModel:
 class OnnxEmbedder(Embedder):
     """Vectors equal (to 1e-5 in cosine) to the sentence-transformers model this was exported from."""
 
-    def __init__(
-        self, model: ExportedModel, display_name: str, batch_size: int = 32, threads: int = 0
-    ) -> None:
+    runtime = "onnx"
+
+    def __init__(self, model: ExportedModel, model_name: str, batch_size: int = 32, threads: int = 0) -> None:
+        """`model_name` names the model alone; the name clients see marks an int8 copy."""
         from tokenizers import Tokenizer
 
         self._model = model
-        self.name = display_name
+        self.model_name = model_name
+        self.precision = model.precision
+        self.name = precision_name(model_name, model.precision)
         self.dimension = model.dimension
         self.max_tokens = model.max_tokens
         self.batch_size = batch_size

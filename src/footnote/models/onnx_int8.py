@@ -5,7 +5,8 @@ int8 (one scale per output channel) and quantizes activations per batch at run t
 copy is made once from the checked float export, kept in an `int8` folder inside it (so it
 goes whenever the float export does), checked against the float vectors on the probe texts,
 and hash-checked on every later load. Its vectors are close to the float ones but not equal,
-so the embedder carries an `-int8` name and an index is built and queried with one choice.
+so the embedder carries an `-int8` name and an `int8` precision in the identity its index
+records, and an index is built and queried with one choice.
 Activations share one scale per batch, so a text's vector also moves slightly (cosine about
 0.99) with the texts batched beside it; embedding one text per batch would fix it at about a
 quarter more time.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +49,7 @@ def quantized_model(model: ExportedModel) -> ExportedModel:
     recorded = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("quantized_from")
     if recorded != model.sha256:
         raise ModelError(f"{folder} was quantized from another export; delete {folder} to quantize again")
-    return quantized
+    return replace(quantized, precision="int8")
 
 
 def _quantize(model: ExportedModel, target: Path) -> dict[str, Any]:
@@ -70,7 +72,7 @@ def _quantize(model: ExportedModel, target: Path) -> dict[str, Any]:
     finally:
         quantizer_log.setLevel(level)
     shutil.copy2(model.tokenizer, target / "tokenizer.json")
-    quantized = ExportedModel(target, model.dimension, model.max_tokens, model.token_types)
+    quantized = ExportedModel(target, model.dimension, model.max_tokens, model.token_types, precision="int8")
     cosine = probe_cosine(model, quantized)
     if cosine < MIN_INT8_PROBE_COSINE:
         raise ModelError(

@@ -1,7 +1,9 @@
 """The vector index protocol and its Chroma implementation.
 
-A `params.json` beside the index records which embedder built it; opening it
-with another embedder is refused, because its vectors would not be comparable.
+A `params.json` beside the index records which embedder built it, by identity:
+model, runtime and precision (`minilm-l6@onnx-int8`). Opening it with another
+embedder is refused, because its vectors would not be comparable; so is an index
+from before identities were recorded (format 1), whose runtime is unknown.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from footnote.models.base import Vector
 
 Metadata = Mapping[str, str | int | float]
 
-INDEX_FORMAT_VERSION = 1
+EMBED_RUNTIMES = ("onnx", "torch")  # the values of FOOTNOTE_EMBED_RUNTIME
+INDEX_FORMAT_VERSION = 2  # 2: `embedder` is an identity (model@runtime-precision), not a name
 
 
 class VectorIndex(ABC):
@@ -56,7 +59,8 @@ class ChromaVectorIndex(VectorIndex):
     collection_name = "chunks"
 
     def __init__(self, path: Path, embedder_name: str | None, dimension: int | None) -> None:
-        """Open or create the index; `embedder_name=None` opens it for deletions only, unchecked."""
+        """Open or create the index; `embedder_name` is the embedder's identity (`Embedder.identity`);
+        None opens it for deletions only, unchecked."""
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -74,18 +78,29 @@ class ChromaVectorIndex(VectorIndex):
     @staticmethod
     def _check_params(params_path: Path, embedder_name: str, dimension: int) -> None:
         wanted = {"format": INDEX_FORMAT_VERSION, "embedder": embedder_name, "dimension": dimension}
-        if params_path.exists():
-            found = json.loads(params_path.read_text())
-            if found != wanted:
-                fix = _setting_for(str(found.get("embedder")), embedder_name)
-                raise StoreError(
-                    f"the vector index at {params_path.parent} was built with embedder "
-                    f"'{found.get('embedder')}' ({found.get('dimension')} dimensions), not "
-                    f"'{embedder_name}' ({dimension}); {fix} "
-                    "or use a new FOOTNOTE_HOME and ingest again"
-                )
-        else:
+        if not params_path.exists():
             params_path.write_text(json.dumps(wanted, indent=2))
+            return
+        found = json.loads(params_path.read_text())
+        if found == wanted:
+            return
+        built_with = str(found.get("embedder"))
+        rebuild = (
+            f"delete {params_path.parent} and run `footnote ingest` on the same files to embed them "
+            "again, or use a new FOOTNOTE_HOME and ingest again"
+        )
+        if found.get("format") != INDEX_FORMAT_VERSION:
+            raise StoreError(
+                f"the vector index at {params_path.parent} was built with embedder '{built_with}' "
+                "by an earlier footnote that did not record the embedder's runtime and precision, "
+                f"so it cannot be checked against '{embedder_name}'; {rebuild}"
+            )
+        settings = _settings_for(built_with, embedder_name) if found.get("dimension") == dimension else ""
+        raise StoreError(
+            f"the vector index at {params_path.parent} was built with embedder "
+            f"'{built_with}' ({found.get('dimension')} dimensions), not "
+            f"'{embedder_name}' ({dimension}); {settings + ', or ' if settings else ''}{rebuild}"
+        )
 
     def upsert(
         self, ids: Sequence[int], vectors: Sequence[Vector], metadata: Sequence[Metadata] | None = None
@@ -132,11 +147,18 @@ class ChromaVectorIndex(VectorIndex):
             offset += page
 
 
-def _setting_for(built_with: str, wanted: str) -> str:
-    """The setting that opens an index built with `built_with` when `wanted` is configured."""
-    int8 = "-int8"
-    if built_with == wanted + int8:
-        return "set FOOTNOTE_EMBED_INT8=true"
-    if wanted == built_with + int8:
-        return "set FOOTNOTE_EMBED_INT8=false"
-    return f"set FOOTNOTE_EMBEDDER={built_with}"
+def _settings_for(built_with: str, wanted: str) -> str:
+    """The settings that open an index built with identity `built_with` when `wanted` is configured."""
+    built_model, _, built_how = built_with.partition("@")
+    model, _, how = wanted.partition("@")
+    built_runtime, _, built_precision = built_how.partition("-")
+    runtime, _, precision = how.partition("-")
+    settings = []
+    if built_model != model:
+        settings.append(f"FOOTNOTE_EMBEDDER={built_model}")
+    # Only runtimes and precisions that a setting selects; an embedder passed in code has others.
+    if built_runtime != runtime and built_runtime in EMBED_RUNTIMES:
+        settings.append(f"FOOTNOTE_EMBED_RUNTIME={built_runtime}")
+    if built_precision != precision and built_precision in ("int8", "fp32"):
+        settings.append(f"FOOTNOTE_EMBED_INT8={'true' if built_precision == 'int8' else 'false'}")
+    return "set " + " and ".join(settings) if settings else ""

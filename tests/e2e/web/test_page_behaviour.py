@@ -94,6 +94,13 @@ def ask(page: Any, question: str = QUESTION) -> Any:
     return turn
 
 
+def assert_quoted_from(shown: str, source: str) -> None:
+    """`shown` is a non-empty span of `source` (whitespace aside): an empty quote quotes nothing."""
+    quote = " ".join(shown.split())
+    assert quote, "the page shows an empty quote"
+    assert quote in " ".join(source.split()), quote
+
+
 def test_an_answer_shows_checked_footnotes_flags_and_sources(page: Any) -> None:
     turn = ask(page)
     markers = turn.locator(".fn-marker")
@@ -106,7 +113,8 @@ def test_an_answer_shows_checked_footnotes_flags_and_sources(page: Any) -> None:
     markers.first.hover()
     tooltip = page.locator("#tooltip")
     tooltip.wait_for(state="visible")
-    assert tooltip.locator(".tip-quote").inner_text() in "Apple trees need a cold winter to set fruit well."
+    quote = tooltip.locator(".tip-quote").inner_text()
+    assert_quoted_from(quote, "Apple trees need a cold winter to set fruit well.")
     screenshot(page, "page-answer-light")
 
 
@@ -168,7 +176,7 @@ def test_keyboard_only_reaches_a_footnote_opens_its_source_and_comes_back(page: 
     source.wait_for(state="visible")
     mark = page.locator("#source-mark")
     mark.wait_for()
-    assert mark.inner_text() in " ".join(ORCHARD.split())
+    assert_quoted_from(mark.inner_text(), ORCHARD)
     page.keyboard.press("Escape")
     assert not source.is_visible()
     assert page.evaluate("document.activeElement.classList.contains('fn-marker')")

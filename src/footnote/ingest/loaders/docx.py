@@ -15,6 +15,7 @@ from typing import Any
 from footnote.errors import LoaderError
 from footnote.ingest.document import Block, Document
 from footnote.ingest.loaders import Loader
+from footnote.ingest.loaders.damage import damage_from, raised_by
 from footnote.ingest.loaders.text import EMPTY_PROBLEM, normalize_newlines, read_bytes, short_title
 
 NO_TEXT_PROBLEM = "Word document has no text; nothing to index"
@@ -61,6 +62,47 @@ def _table_text(table: Any) -> str:
     return "\n".join(rows)
 
 
+def _blocks(word: Any) -> tuple[list[Block], str | None]:
+    """The document's blocks with their heading paths, and its first heading."""
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    blocks: list[Block] = []
+    headings: list[tuple[int, str]] = []
+    offset = 0
+    first_heading: str | None = None
+    for element in word.element.body.iterchildren():
+        tag = element.tag.rsplit("}", 1)[-1]
+        level: int | None = None
+        if tag == "p":
+            paragraph = Paragraph(element, word)
+            text = _clean(paragraph.text)
+            style = paragraph.style.name if paragraph.style is not None else ""
+            level = _heading_level(style or "")
+            kind = (
+                "heading" if level is not None else "list" if _LIST_STYLE.match(style or "") else "paragraph"
+            )
+        elif tag == "tbl":
+            text = _table_text(Table(element, word))
+            kind = "table"
+        else:
+            continue
+        if not text:
+            continue
+        if level is not None:
+            while headings and headings[-1][0] >= level:
+                headings.pop()
+            title = " ".join(text.split())
+            headings.append((level, title))
+            first_heading = first_heading or title
+        if blocks:
+            offset += len(_SEPARATOR)
+        path_titles = tuple(title for _, title in headings)
+        blocks.append(Block(text, offset, offset + len(text), kind=kind, heading_path=path_titles))
+        offset += len(text)
+    return blocks, first_heading
+
+
 class DocxLoader(Loader):
     """Word (.docx): headings from paragraph styles, tables as rows of text."""
 
@@ -71,58 +113,20 @@ class DocxLoader(Loader):
         data = read_bytes(path)
         if not data.strip():
             raise LoaderError(path, EMPTY_PROBLEM)
-        from docx import Document as open_docx
-        from docx.table import Table
-        from docx.text.paragraph import Paragraph
+        import docx
 
-        try:
-            word = open_docx(io.BytesIO(data))
-            body = word.element.body
-        except Exception as exc:  # zipfile, lxml and python-docx raise many types on damaged files
-            raise _unreadable(path, exc) from exc
-        blocks: list[Block] = []
-        headings: list[tuple[int, str]] = []
-        offset = 0
-        first_heading: str | None = None
-        for element in body.iterchildren():
-            tag = element.tag.rsplit("}", 1)[-1]
-            level: int | None = None
-            if tag == "p":
-                paragraph = Paragraph(element, word)
-                text = _clean(paragraph.text)
-                style = paragraph.style.name if paragraph.style is not None else ""
-                level = _heading_level(style or "")
-                kind = (
-                    "heading"
-                    if level is not None
-                    else "list"
-                    if _LIST_STYLE.match(style or "")
-                    else "paragraph"
-                )
-            elif tag == "tbl":
-                text = _table_text(Table(element, word))
-                kind = "table"
-            else:
-                continue
-            if not text:
-                continue
-            if level is not None:
-                while headings and headings[-1][0] >= level:
-                    headings.pop()
-                title = " ".join(text.split())
-                headings.append((level, title))
-                first_heading = first_heading or title
-            if blocks:
-                offset += len(_SEPARATOR)
-            path_titles = tuple(title for _, title in headings)
-            blocks.append(Block(text, offset, offset + len(text), kind=kind, heading_path=path_titles))
-            offset += len(text)
+        # zipfile, lxml and python-docx raise many types on damaged files
+        with damage_from(docx, lambda exc: _unreadable(path, exc)):
+            word = docx.Document(io.BytesIO(data))
+            blocks, first_heading = _blocks(word)
         if not blocks:
             raise LoaderError(path, NO_TEXT_PROBLEM)
         core_title = ""
         try:
             core_title = short_title(word.core_properties.title or "")
-        except Exception:
+        except Exception as exc:
+            if not raised_by(exc, docx):
+                raise
             core_title = ""  # unreadable properties only cost the title
         return Document(
             path=str(path),

@@ -18,11 +18,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import pypdf
 from pypdf import PageObject, PasswordType, PdfReader
 
 from footnote.errors import LoaderError
 from footnote.ingest.document import Block, Document
 from footnote.ingest.loaders import Loader
+from footnote.ingest.loaders.damage import damage_from, raised_by
 from footnote.ingest.loaders.text import (
     EMPTY_PROBLEM,
     first_line_title,
@@ -71,22 +73,23 @@ def _unreadable(path: Path, exc: Exception) -> LoaderError:
     return LoaderError(path, f"{problem} — re-export or re-download it")
 
 
+def _undecryptable(path: Path, exc: Exception) -> LoaderError:
+    problem = f"PDF is encrypted and could not be decrypted ({_reason(exc)})"
+    return LoaderError(path, f"{problem}; {_DECRYPT_FIX}")
+
+
 def _open(path: Path) -> PdfReader:
     data = read_bytes(path)
     if not data.strip():
         raise LoaderError(path, EMPTY_PROBLEM)
     # pypdf raises many exception types on malformed input; all of them mean "this file is damaged".
-    try:
+    with damage_from(pypdf, lambda exc: _unreadable(path, exc)):
         reader = PdfReader(io.BytesIO(data))
         encrypted = reader.is_encrypted
-    except Exception as exc:
-        raise _unreadable(path, exc) from exc
     if encrypted:
-        try:
+        # e.g. AES without the optional `cryptography` package
+        with damage_from(pypdf, lambda exc: _undecryptable(path, exc)):
             unlocked = reader.decrypt("") != PasswordType.NOT_DECRYPTED
-        except Exception as exc:  # e.g. AES without the optional `cryptography` package
-            problem = f"PDF is encrypted and could not be decrypted ({_reason(exc)})"
-            raise LoaderError(path, f"{problem}; {_DECRYPT_FIX}") from exc
         if not unlocked:
             raise LoaderError(path, PASSWORD_PROBLEM)
     return reader
@@ -144,10 +147,8 @@ def _page_text(page: PageObject) -> str:
 
 
 def _page_texts(reader: PdfReader, path: Path) -> list[str]:
-    try:
+    with damage_from(pypdf, lambda exc: _unreadable(path, exc)):
         return [_page_text(page) for page in reader.pages]
-    except Exception as exc:
-        raise _unreadable(path, exc) from exc
 
 
 def _line_groups(text: str) -> Iterator[tuple[int, int]]:
@@ -217,8 +218,10 @@ def _outline_entries(reader: PdfReader) -> list[_OutlineEntry]:
     entries: list[_OutlineEntry] = []
     try:
         _walk_outline(reader, reader.outline, entries)
-    except Exception:
+    except Exception as exc:
         # The outline is optional navigation; a broken one must not stop the text being indexed.
+        if not raised_by(exc, pypdf):
+            raise
         return []
     return sorted(entries, key=lambda entry: entry.page)
 
@@ -274,7 +277,9 @@ def _metadata_title(reader: PdfReader) -> str:
     try:
         metadata = reader.metadata
         raw = metadata.title if metadata is not None else None
-    except Exception:
+    except Exception as exc:
+        if not raised_by(exc, pypdf):
+            raise
         return ""  # unreadable metadata only costs the title; the text is still usable
     title = short_title(str(raw)) if raw else ""
     return "" if _PLACEHOLDER_TITLE.match(title) else title
