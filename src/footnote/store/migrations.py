@@ -6,9 +6,24 @@ import sqlite3
 import time
 
 from footnote.retrieval.cjk import index_grams
+from footnote.retrieval.language import detect_language
 
 # The keyword index's tokenizer, as the migrations below create it.
 KEYWORD_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+# Every chunk's row of the keyword index, as `Catalog.keyword_columns` makes it.
+# footnote_cjk_grams is registered on the connection by migrate().
+_FILL_KEYWORD_INDEX = """
+        INSERT INTO chunks_fts (rowid, text, heading, title, grams)
+        WITH headed AS (
+            SELECT c.id, c.text, d.title, coalesce(
+                (SELECT group_concat(value, ' > ') FROM json_each(c.heading_path)), ''
+            ) AS heading
+            FROM chunks c JOIN documents d ON d.id = c.document_id
+        )
+        SELECT id, text, heading, title, footnote_cjk_grams(title || ' ' || heading || ' ' || text)
+        FROM headed;
+"""
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
@@ -55,21 +70,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "keyword index: a grams column of CJK characters and bigrams",
         """
         -- FTS5 tables cannot gain a column: rebuild the index from the chunks.
-        -- footnote_cjk_grams is registered on the connection by migrate().
         DROP TABLE chunks_fts;
         CREATE VIRTUAL TABLE chunks_fts USING fts5(
             text, heading, title, grams, tokenize = 'porter unicode61 remove_diacritics 2'
         );
-        INSERT INTO chunks_fts (rowid, text, heading, title, grams)
-        WITH headed AS (
-            SELECT c.id, c.text, d.title, coalesce(
-                (SELECT group_concat(value, ' > ') FROM json_each(c.heading_path)), ''
-            ) AS heading
-            FROM chunks c JOIN documents d ON d.id = c.document_id
-        )
-        SELECT id, text, heading, title, footnote_cjk_grams(title || ' ' || heading || ' ' || text)
-        FROM headed;
-        """,
+        """
+        + _FILL_KEYWORD_INDEX,
     ),
     (
         3,
@@ -82,6 +88,18 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         INSERT INTO chunk_generation (id, value) VALUES (1, 0);
         """,
     ),
+    (
+        4,
+        "each chunk's language; the grams column holds Chinese words",
+        """
+        ALTER TABLE chunks ADD COLUMN language TEXT NOT NULL DEFAULT '';
+        UPDATE chunks SET language = footnote_language(text);
+        -- The grams of every chunk are made again (Chinese is now cut into words).
+        UPDATE chunk_generation SET value = value + 1;
+        DELETE FROM chunks_fts;
+        """
+        + _FILL_KEYWORD_INDEX,
+    ),
 ]
 
 
@@ -92,6 +110,7 @@ def migrate(connection: sqlite3.Connection) -> int:
         "(version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at REAL NOT NULL)"
     )
     connection.create_function("footnote_cjk_grams", 1, index_grams, deterministic=True)
+    connection.create_function("footnote_language", 1, detect_language, deterministic=True)
     applied = {row[0] for row in connection.execute("SELECT version FROM schema_migrations")}
     for version, description, script in MIGRATIONS:
         if version in applied:
