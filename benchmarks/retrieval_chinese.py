@@ -89,7 +89,9 @@ def _passage_catalog(dataset: BeirDataset, folder: Path) -> Catalog:
     """Every corpus passage as one chunk of a fresh catalog."""
     catalog = Catalog(folder / "catalog.sqlite3")
     entries = [
-        DocumentEntry(document, "", len(document.text), 0.0, (Chunk(0, document.text, 0, len(document.text)),))
+        DocumentEntry(
+            document, "", len(document.text), 0.0, (Chunk(0, document.text, 0, len(document.text)),)
+        )
         for document in corpus_documents(dataset.corpus())
     ]
     catalog.replace_documents(entries)
@@ -111,7 +113,9 @@ def measure_terms(dataset: BeirDataset, depth: int = 100) -> dict[str, Any]:
             catalog.close()
         scores = mean_metrics(run, dataset.qrels)
         rows[name] = {**scores, "seconds": seconds}
-        print(f"{name:16s} nDCG@10 {scores['ndcg@10']:.4f}  Recall@100 {scores['recall@100']:.4f}", flush=True)
+        print(
+            f"{name:16s} nDCG@10 {scores['ndcg@10']:.4f}  Recall@100 {scores['recall@100']:.4f}", flush=True
+        )
     return {"part": "terms", "chunks": "one per passage", "search": "FTS5 bm25()", "schemes": rows}
 
 

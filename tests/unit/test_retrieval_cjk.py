@@ -25,6 +25,7 @@ TEXTS = {
     "/docs/tokyo.txt": "東京タワーは東京都港区にある電波塔です。",
     "/docs/seoul.txt": "서울은 대한민국의 수도이며 한강이 흐른다.",
     "/docs/english.txt": "Bamboo forests in the mountains feed the giant panda.",
+    "/docs/rcep.txt": "RCEP协定于2022年1月1日生效。",
 }
 
 
@@ -100,6 +101,13 @@ def test_mixed_queries_search_both_scripts(retriever: HybridRetriever) -> None:
     assert set(found) == {"/docs/pandas.txt", "/docs/english.txt"}
 
 
+def test_numbers_and_latin_words_written_against_chinese_are_words_of_their_own(
+    retriever: HybridRetriever,
+) -> None:
+    assert keyword_paths(retriever, "2022") == ["/docs/rcep.txt"]
+    assert keyword_paths(retriever, "RCEP") == ["/docs/rcep.txt"]
+
+
 def test_english_queries_do_not_match_cjk_text(retriever: HybridRetriever) -> None:
     assert keyword_paths(retriever, "giant panda") == ["/docs/english.txt"]
 
@@ -154,7 +162,9 @@ def test_migration_4_stores_languages_and_makes_chinese_grams_words(tmp_path: Pa
     for version, _, script in MIGRATIONS[:3]:
         db.executescript("BEGIN;" + script + "COMMIT;")
         db.execute("INSERT INTO schema_migrations VALUES (?, 'old', 0)", (version,))
-    for number, text in enumerate(("大熊猫主要生活在四川的山区，以竹子为食。", "Pandas eat bamboo."), start=1):
+    for number, text in enumerate(
+        ("大熊猫主要生活在四川的山区，以竹子为食。", "Pandas eat bamboo."), start=1
+    ):
         db.execute(
             "INSERT INTO documents (path, content_hash, format, title, size, mtime, text, ingested_at) "
             f"VALUES ('/{number}.txt', 'h', 'text', '', 1, 0, ?, 0)",
@@ -165,7 +175,9 @@ def test_migration_4_stores_languages_and_makes_chinese_grams_words(tmp_path: Pa
             "VALUES (?, 0, ?, 0, ?, '[]', 5)",
             (number, text, len(text)),
         )
-    db.execute("INSERT INTO chunks_fts (rowid, text, heading, title, grams) SELECT id, text, '', '', '' FROM chunks")
+    db.execute(
+        "INSERT INTO chunks_fts (rowid, text, heading, title, grams) SELECT id, text, '', '', '' FROM chunks"
+    )
     db.close()
 
     catalog = Catalog(tmp_path / "v3.sqlite3")
@@ -193,4 +205,5 @@ def test_new_chunks_store_their_language(retriever: HybridRetriever) -> None:
         "/docs/tokyo.txt": "ja",
         "/docs/seoul.txt": "ko",
         "/docs/english.txt": "en",
+        "/docs/rcep.txt": "zh",
     }

@@ -130,9 +130,7 @@ class HybridRetriever:
         votes = [{}, self._dense_votes(dense, language, params.unread_weight)]
         return reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights, votes=votes)
 
-    def _dense_votes(
-        self, dense: list[tuple[int, float]], language: str, unread: float
-    ) -> dict[int, float]:
+    def _dense_votes(self, dense: list[tuple[int, float]], language: str, unread: float) -> dict[int, float]:
         """The dense list's vote on each of its chunks: full where the embedder reads the query's
         language and the chunk's, `unread` elsewhere (the keyword list reads every language)."""
         if self.dense_languages is None or not dense:

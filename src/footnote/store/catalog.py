@@ -19,7 +19,7 @@ from pathlib import Path
 
 from footnote.errors import StoreError
 from footnote.ingest.document import Chunk, Document
-from footnote.retrieval.cjk import index_grams
+from footnote.retrieval.cjk import index_grams, without_cjk
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.language import detect_language
 from footnote.store.migrations import migrate
@@ -105,9 +105,14 @@ def _chunk_record(row: sqlite3.Row) -> ChunkRecord:
 
 
 def keyword_columns(title: str, heading_path: Sequence[str], text: str) -> tuple[str, str, str, str]:
-    """A chunk's row in the keyword index: text, heading, title and grams columns."""
+    """A chunk's row in the keyword index: text, heading, title and grams columns.
+
+    CJK runs are indexed in the grams column only; elsewhere they are cut out, so that a
+    number or a Latin word written against Chinese text ("2022年", "RCEP协定") is a word of its own.
+    """
     heading = " > ".join(heading_path)
-    return text, heading, title, index_grams(f"{title} {heading} {text}")
+    grams = index_grams(f"{title} {heading} {text}")
+    return without_cjk(text), without_cjk(heading), without_cjk(title), grams
 
 
 def _advance_generation(db: sqlite3.Connection) -> None:

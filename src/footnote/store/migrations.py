@@ -5,15 +5,17 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from footnote.retrieval.cjk import index_grams
+from footnote.retrieval.cjk import index_grams, without_cjk
 from footnote.retrieval.language import detect_language
 
 # The keyword index's tokenizer, as the migrations below create it.
 KEYWORD_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
-# Every chunk's row of the keyword index, as `Catalog.keyword_columns` makes it.
-# footnote_cjk_grams is registered on the connection by migrate().
-_FILL_KEYWORD_INDEX = """
+
+def _fill_keyword_index(words: str) -> str:
+    """SQL giving every chunk its row of the keyword index, each word column passed through the
+    SQL function `words` ("" for none). footnote_* functions are registered by migrate()."""
+    return f"""
         INSERT INTO chunks_fts (rowid, text, heading, title, grams)
         WITH headed AS (
             SELECT c.id, c.text, d.title, coalesce(
@@ -21,9 +23,11 @@ _FILL_KEYWORD_INDEX = """
             ) AS heading
             FROM chunks c JOIN documents d ON d.id = c.document_id
         )
-        SELECT id, text, heading, title, footnote_cjk_grams(title || ' ' || heading || ' ' || text)
+        SELECT id, {words}(text), {words}(heading), {words}(title),
+            footnote_cjk_grams(title || ' ' || heading || ' ' || text)
         FROM headed;
-"""
+        """
+
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
@@ -75,7 +79,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             text, heading, title, grams, tokenize = 'porter unicode61 remove_diacritics 2'
         );
         """
-        + _FILL_KEYWORD_INDEX,
+        + _fill_keyword_index(""),
     ),
     (
         3,
@@ -90,15 +94,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     ),
     (
         4,
-        "each chunk's language; the grams column holds Chinese words",
+        "each chunk's language; Chinese grams are words; CJK runs only in the grams column",
         """
         ALTER TABLE chunks ADD COLUMN language TEXT NOT NULL DEFAULT '';
         UPDATE chunks SET language = footnote_language(text);
-        -- The grams of every chunk are made again (Chinese is now cut into words).
+        -- Every row of the keyword index is made again, as `keyword_columns` now makes it.
         UPDATE chunk_generation SET value = value + 1;
         DELETE FROM chunks_fts;
         """
-        + _FILL_KEYWORD_INDEX,
+        + _fill_keyword_index("footnote_without_cjk"),
     ),
 ]
 
@@ -111,6 +115,7 @@ def migrate(connection: sqlite3.Connection) -> int:
     )
     connection.create_function("footnote_cjk_grams", 1, index_grams, deterministic=True)
     connection.create_function("footnote_language", 1, detect_language, deterministic=True)
+    connection.create_function("footnote_without_cjk", 1, without_cjk, deterministic=True)
     applied = {row[0] for row in connection.execute("SELECT version FROM schema_migrations")}
     for version, description, script in MIGRATIONS:
         if version in applied:
