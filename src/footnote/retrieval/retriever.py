@@ -79,8 +79,11 @@ class HybridRetriever:
         filters = params.filters if params.filters is not None and params.filters.active else None
         rerank = params.rerank_candidates if self.reranker is not None else 0
         depth = max(params.limit, rerank)
-        wants_keyword, wants_dense = params.mode in ("hybrid", "keyword"), params.mode in ("hybrid", "dense")
         language = detect_language(query)
+        wants_keyword, wants_dense = (
+            params.mode in ("hybrid", "keyword"),
+            self._searches_dense(params, language),
+        )
         before = self.catalog.generation()
         # The keyword list is found on another thread while this one embeds the query.
         keyword_job = (
@@ -118,6 +121,12 @@ class HybridRetriever:
                 hits = self.reranker.rerank(query, hits, rerank)
         return hits[: params.limit]
 
+    def _searches_dense(self, params: RetrievalParams, language: str) -> bool:
+        """Dense mode always does; in hybrid mode a dense list with no vote on the query is not searched."""
+        if params.mode != "hybrid":
+            return params.mode == "dense"
+        return params.unread_weight > 0 or reads(self.dense_languages, language)
+
     def _fuse(
         self,
         keyword: list[tuple[int, float]],
@@ -127,7 +136,9 @@ class HybridRetriever:
     ) -> list[tuple[int, float]]:
         rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
         weights = [params.keyword_weight, params.dense_weight]
-        votes = [{}, self._dense_votes(dense, language, params.unread_weight)]
+        # Votes weigh the lists against each other: a dense search on its own keeps its order and scores.
+        hybrid = params.mode == "hybrid"
+        votes = [{}, self._dense_votes(dense, language, params.unread_weight) if hybrid else {}]
         return reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights, votes=votes)
 
     def _dense_votes(self, dense: list[tuple[int, float]], language: str, unread: float) -> dict[int, float]:
