@@ -178,6 +178,8 @@ def run_evaluation(
             "rrf_k": s.rrf_k,
             "rrf_keyword_weight": s.rrf_keyword_weight,
             "rrf_dense_weight": s.rrf_dense_weight,
+            "rrf_unread_weight": s.rrf_unread_weight,
+            "embedder_languages": sorted(app.retriever().dense_languages or []) or "every",
             "bm25_column_weights": list(BM25_COLUMN_WEIGHTS),
             "candidate_chunks": evaluation_params(app.retrieval_params(10), "hybrid").keyword_candidates,
             "rerank": s.rerank,

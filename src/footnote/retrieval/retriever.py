@@ -211,6 +211,7 @@ class HybridRetriever:
                     dense_rank=d_rank,
                     dense_score=d_score,
                     url=record.url,
+                    language=record.language,
                 )
             )
         return hits
