@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import re
 
-import rjieba
-
 # Han ideographs (with extension A and compatibility forms): the runs a dictionary segments.
-_HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-# Hiragana, katakana and Hangul: runs of these are cut into character pairs.
-_PAIRED_CLASS = "\u3040-\u30ff\u31f0-\u31ff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
-_CJK_RUN = re.compile(f"[{_HAN_CLASS}{_PAIRED_CLASS}]+")
-_SCRIPT_RUN = re.compile(f"(?P<han>[{_HAN_CLASS}]+)|(?P<paired>[{_PAIRED_CLASS}]+)")
-HAN = re.compile(f"[{_HAN_CLASS}]")
+HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Hiragana and katakana, and Hangul: runs of these are cut into character pairs.
+KANA_CLASS = "\u3040-\u30ff\u31f0-\u31ff"
+HANGUL_CLASS = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
+_CJK_RUN = re.compile(f"[{HAN_CLASS}{KANA_CLASS}{HANGUL_CLASS}]+")
+_SCRIPT_RUN = re.compile(f"(?P<han>[{HAN_CLASS}]+)|(?P<paired>[{KANA_CLASS}{HANGUL_CLASS}]+)")
 
 
 def cjk_runs(text: str) -> list[str]:
@@ -41,6 +39,8 @@ def without_cjk(text: str) -> str:
 
 def chinese_words(run: str) -> list[str]:
     """The dictionary words of a Han run, longer words followed by the words inside them."""
+    import rjieba  # imported here: loading the dictionary takes 0.15 s, and most commands never need it
+
     return [word for word in rjieba.cut_for_search(run) if word.strip()]
 
 

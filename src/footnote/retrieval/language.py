@@ -17,11 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from footnote.retrieval.cjk import HAN_CLASS, HANGUL_CLASS, KANA_CLASS, without_cjk
+
 ENGLISH, CHINESE, JAPANESE, KOREAN = "en", "zh", "ja", "ko"
 UNKNOWN = ""
-_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
-_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff]")
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HANGUL = re.compile(f"[{HANGUL_CLASS}]")
+_KANA = re.compile(f"[{KANA_CLASS}]")
+_HAN = re.compile(f"[{HAN_CLASS}]")
 _WORD = re.compile(r"[^\W\d_]+")
 
 
@@ -29,7 +31,7 @@ def detect_language(text: str) -> str:
     """`zh`, `ja`, `ko`, `en`, or `UNKNOWN` for text without letters."""
     hangul, kana, han = len(_HANGUL.findall(text)), len(_KANA.findall(text)), len(_HAN.findall(text))
     cjk = hangul + kana + han
-    words = len(_WORD.findall(_HANGUL.sub(" ", _KANA.sub(" ", _HAN.sub(" ", text)))))
+    words = len(_WORD.findall(without_cjk(text)))
     if cjk == 0 and words == 0:
         return UNKNOWN
     if cjk < words:
