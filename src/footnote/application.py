@@ -19,7 +19,7 @@ from footnote.config import Settings
 from footnote.errors import ModelError, NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
-from footnote.models.registry import resolve_embedder
+from footnote.models.registry import embedder_languages, resolve_embedder
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.postings import MemoryKeywordIndex
@@ -144,7 +144,10 @@ class Application:
         return self._judge
 
     def retriever(self) -> HybridRetriever:
-        return HybridRetriever(self.catalog, self.vectors, self.embedder, self.reranker, self._keyword_index)
+        languages = embedder_languages(self.settings.embedder, self.settings.embedder_languages)
+        return HybridRetriever(
+            self.catalog, self.vectors, self.embedder, self.reranker, self._keyword_index, languages
+        )
 
     def keep_keyword_index(self, wait: bool = False) -> None:
         """Answer keyword searches from postings in memory (setting `keyword_memory`).
@@ -204,6 +207,7 @@ class Application:
             mode,
             s.rrf_keyword_weight,
             s.rrf_dense_weight,
+            unread_weight=s.rrf_unread_weight,
             rerank_candidates=s.rerank_candidates if s.rerank != "none" else 0,
             expansion=s.query_expansion,
         )

@@ -129,3 +129,44 @@ def test_evaluation_lists_are_deep_enough_for_recall_at_100() -> None:
 
     assert params.mode == "dense" and params.limit >= 100
     assert params.keyword_candidates >= 100 and params.dense_candidates == 500
+
+
+def test_a_mixed_language_set_is_also_scored_per_language(tmp_path: Path) -> None:
+    folder = write_beir(tmp_path / "mixed")
+    with (folder / "corpus.jsonl").open("a") as corpus:
+        corpus.write(json.dumps({"_id": "panda", "title": "", "text": "大熊猫以竹子为食。"}) + "\n")
+        corpus.write(json.dumps({"_id": "tea", "title": "", "text": "龙井茶产自杭州。"}) + "\n")
+    with (folder / "queries.jsonl").open("a") as queries:
+        queries.write(json.dumps({"_id": "z1", "text": "大熊猫吃什么"}, ensure_ascii=False) + "\n")
+        queries.write(json.dumps({"_id": "z2", "text": "西湖的茶"}, ensure_ascii=False) + "\n")
+    with (folder / "qrels" / "test.tsv").open("a") as qrels:
+        qrels.write("z1\tpanda\t1\nz2\tbread\t1\n")  # z2 is judged against a passage it cannot find
+    catalog = Catalog(tmp_path / "home" / "catalog.sqlite3")
+    embedder = HashingEmbedder()
+    vectors = ChromaVectorIndex(tmp_path / "home" / "vectors", embedder.name, embedder.dimension)
+    dataset = load_beir(folder)
+    index_dataset(Ingestor(catalog, vectors, embedder), dataset)
+    try:
+        (keyword,) = evaluate_retrieval(
+            HybridRetriever(catalog, vectors, embedder), dataset, RetrievalParams(), ["keyword"]
+        )
+    finally:
+        catalog.close()
+
+    assert set(keyword.by_language) == {"en", "zh"}
+    assert keyword.by_language["en"]["queries"] == 3 and keyword.by_language["zh"]["queries"] == 2
+    assert keyword.by_language["en"]["ndcg@10"] == pytest.approx(1.0)
+    assert keyword.by_language["zh"]["ndcg@10"] == pytest.approx(0.5)  # z1 found first, z2 never
+    assert keyword.ndcg_at_10 == pytest.approx((3 + 1 + 0) / 5)
+
+
+def test_a_one_language_set_has_no_per_language_figures(
+    dataset_dir: Path, stores: tuple[Ingestor, HybridRetriever]
+) -> None:
+    ingestor, retriever = stores
+    dataset = load_beir(dataset_dir)
+    index_dataset(ingestor, dataset)
+
+    (keyword,) = evaluate_retrieval(retriever, dataset, RetrievalParams(), ["keyword"])
+
+    assert keyword.by_language == {}

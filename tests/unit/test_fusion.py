@@ -128,3 +128,25 @@ def test_one_empty_list_leaves_the_other_ranking_as_is() -> None:
         (3, pytest.approx(1 / 62, rel=1e-12)),
         (5, pytest.approx(1 / 63, rel=1e-12)),
     ]
+
+
+def test_votes_scale_single_items_of_a_list() -> None:
+    # The second list has no vote on item 2 and half a vote on item 3.
+    fused = reciprocal_rank_fusion([[1, 2], [2, 3]], k=60, votes=[{}, {2: 0.0, 3: 0.5}])
+
+    assert [item for item, _ in fused] == [1, 2, 3]
+    assert dict(fused)[2] == pytest.approx(1 / 62, rel=1e-12)
+    assert dict(fused)[3] == pytest.approx(0.5 / 62, rel=1e-12)
+
+
+def test_votes_of_one_leave_the_fusion_unchanged() -> None:
+    rankings = [[3, 1, 4, 15, 9], [5, 3, 8, 9, 7]]
+
+    voted = reciprocal_rank_fusion(rankings, k=60, votes=[dict.fromkeys(r, 1.0) for r in rankings])
+
+    assert voted == reciprocal_rank_fusion(rankings, k=60)
+
+
+def test_vote_count_must_match_ranking_count() -> None:
+    with pytest.raises(ValueError, match="one set of votes per ranking"):
+        reciprocal_rank_fusion([[1, 2], [2, 1]], votes=[{}])

@@ -41,6 +41,7 @@ SECTIONS = {
         [
             (("生活",), "大熊猫主要生活在中国四川的山区，以竹子为食。Pandas eat bamboo."),
             (("保护",), "竹林保护区让熊猫的数量慢慢增加。"),
+            (("数量",), "2021年野生大熊猫有1864只，受威胁等级从濒危降为易危。"),
         ],
     ),
 }
@@ -52,6 +53,10 @@ QUERIES = [
     "Lenses orders",
     "熊猫 竹子",
     "竹子熊猫 bamboo",
+    "大熊猫吃什么",  # a question word among the Chinese words
+    "野生大熊猫有多少只",
+    "1864",  # a number written against Chinese text
+    "熊",  # one character, inside the word 熊猫
     "the",
     "words that are nowhere",
 ]

@@ -63,6 +63,13 @@ def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert settings.home == (tmp_path / "env-home").resolve()
 
 
+def test_embedder_languages_are_a_comma_separated_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FOOTNOTE_EMBEDDER_LANGUAGES", "en, ZH")
+
+    assert Settings().embedder_languages == ["en", "zh"]
+    assert Settings(embedder_languages=[]).embedder_languages == []
+
+
 def test_keyword_arguments_beat_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FOOTNOTE_TOP_K", "7")
 

@@ -80,15 +80,21 @@ def _print_table(name: str, queries: int, results: list[ModeResult]) -> None:
     for column in ("mode", "nDCG@10", "MRR@10", "Recall@10", "Recall@100", "queries/s"):
         table.add_column(column, justify="left" if column == "mode" else "right")
     for r in results:
-        table.add_row(
-            r.mode,
-            f"{r.ndcg_at_10:.4f}",
-            f"{r.mrr_at_10:.4f}",
-            f"{r.recall_at_10:.4f}",
-            f"{r.recall_at_100:.4f}",
-            f"{r.queries_per_second:.1f}",
-        )
+        scores = {
+            "ndcg@10": r.ndcg_at_10,
+            "mrr@10": r.mrr_at_10,
+            "recall@10": r.recall_at_10,
+            "recall@100": r.recall_at_100,
+        }
+        table.add_row(r.mode, *_cells(scores), f"{r.queries_per_second:.1f}")
+        # A set with queries in several languages also shows each language's figures.
+        for language, by_language in r.by_language.items():
+            table.add_row(f"  {language} ({int(by_language['queries'])} queries)", *_cells(by_language), "")
     output.console.print(table)
+
+
+def _cells(scores: dict[str, float]) -> list[str]:
+    return [f"{scores[name]:.4f}" for name in ("ndcg@10", "mrr@10", "recall@10", "recall@100")]
 
 
 @eval_app.command("answers")

@@ -53,6 +53,11 @@ class Settings(BaseSettings):
     embedder: str = Field(
         "minilm-l6", description="registered embedder name, a sentence-transformers path, or a model id"
     )
+    embedder_languages: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="languages the embedder reads (comma-separated: en, zh, ja, ko); empty: the "
+        "registry's for a registered model, every language for any other",
+    )
     chunk_tokens: int = Field(200, ge=16, le=8192, description="largest chunk, in embedder tokens")
     chunk_overlap: int = Field(20, ge=0, description="tokens repeated between pieces of a split block")
     keyword_candidates: int = Field(50, ge=1, le=1000, description="depth of the keyword list before fusion")
@@ -162,6 +167,13 @@ class Settings(BaseSettings):
     request_timeout: float = Field(300.0, gt=0, le=3600, description="seconds a request may wait and run")
     preload_models: bool = Field(True, description="load the models when the server starts")
 
+    @field_validator("embedder_languages", mode="before")
+    @classmethod
+    def _split_languages(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [code.strip().lower() for code in value.split(",") if code.strip()]
+        return value
+
     @field_validator("api_keys", mode="before")
     @classmethod
     def _split_api_keys(cls, value: Any) -> Any:
@@ -184,6 +196,13 @@ class Settings(BaseSettings):
     # --- retrieval tuning (measured with `footnote eval retrieval`) --------------------------
     rrf_keyword_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the keyword list in RRF")
     rrf_dense_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the dense list in RRF")
+    rrf_unread_weight: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="share of its vote the dense list keeps on queries and chunks in a language the "
+        "embedder does not read (chosen by benchmarks/retrieval_chinese.py)",
+    )
     query_expansion: float = Field(
         0.0,
         ge=0.0,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from footnote.application import Application
@@ -17,6 +17,7 @@ from footnote.evaluation.beir import BeirDataset, CorpusRecord
 from footnote.evaluation.metrics import mean_metrics
 from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
+from footnote.retrieval.language import detect_language
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import BM25_COLUMN_WEIGHTS
 
@@ -37,6 +38,8 @@ class ModeResult:
     recall_at_100: float
     queries: int
     seconds: float
+    # When the queries are in more than one language: the same metrics over each language's queries.
+    by_language: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def queries_per_second(self) -> float:
@@ -112,7 +115,24 @@ def evaluate_mode(
         scores["recall@100"],
         len(dataset.queries),
         seconds,
+        metrics_by_language(run, dataset),
     )
+
+
+def metrics_by_language(run: dict[str, list[str]], dataset: BeirDataset) -> dict[str, dict[str, float]]:
+    """Metrics over the queries of each language (by `detect_language`); empty for a one-language set."""
+    groups: dict[str, list[str]] = {}
+    for query_id, text in dataset.queries.items():
+        groups.setdefault(detect_language(text) or "none", []).append(query_id)
+    if len(groups) < 2:
+        return {}
+    return {
+        language: {
+            **mean_metrics({q: run.get(q, []) for q in ids}, {q: dataset.qrels[q] for q in ids}),
+            "queries": len(ids),
+        }
+        for language, ids in sorted(groups.items())
+    }
 
 
 def evaluate_retrieval(
@@ -158,6 +178,8 @@ def run_evaluation(
             "rrf_k": s.rrf_k,
             "rrf_keyword_weight": s.rrf_keyword_weight,
             "rrf_dense_weight": s.rrf_dense_weight,
+            "rrf_unread_weight": s.rrf_unread_weight,
+            "embedder_languages": sorted(app.retriever().dense_languages or []) or "every",
             "bm25_column_weights": list(BM25_COLUMN_WEIGHTS),
             "candidate_chunks": evaluation_params(app.retrieval_params(10), "hybrid").keyword_candidates,
             "rerank": s.rerank,

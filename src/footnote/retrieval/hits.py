@@ -25,6 +25,7 @@ class SearchHit:
     dense_score: float | None = None
     url: str | None = None
     rerank_score: float | None = None  # second-stage score, None when not reranked
+    language: str = ""  # the chunk's language as detected at ingest (`footnote.retrieval.language`)
 
     @property
     def location(self) -> str:

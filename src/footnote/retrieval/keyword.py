@@ -17,6 +17,11 @@ STOP_WORDS = frozenset(
     of on or so than that the their them then there these they this to was were what when where which
     who whom why will with would you your""".split()
 )
+# Chinese function and question words: a question's 哪些 or 多少 is not what its answer says.
+CHINESE_STOP_WORDS = frozenset(
+    """的 了 吗 呢 吧 啊 是 在 和 与 及 或 有 什么 哪些 哪个 哪里 哪 多少 几 谁 是谁 怎么 怎样 如何
+    为什么 为何 何时""".split()
+)
 MAX_TERMS = 64
 GRAMS_COLUMN = "grams"
 
@@ -28,7 +33,8 @@ def keyword_phrases(text: str) -> list[tuple[str | None, str]]:
     Chinese, Japanese and Korean runs become character bigrams, searched in the grams column.
     """
     terms = [t.lower() for t in _TERM.findall(without_cjk(text))]
-    grams = query_grams(text)[:MAX_TERMS]
+    every_gram = query_grams(text)
+    grams = ([g for g in every_gram if g not in CHINESE_STOP_WORDS] or every_gram)[:MAX_TERMS]
     content = [t for t in terms if t not in STOP_WORDS] or ([] if grams else terms)
     unique = list(dict.fromkeys(content))[:MAX_TERMS]
     phrases: list[tuple[str | None, str]] = [(None, term) for term in unique]

@@ -41,7 +41,7 @@ _COLUMNS = ("text", "heading", "title", GRAMS_COLUMN)
 _BATCH = 2000
 _REBUILD_DEAD_FRACTION = 0.25
 _MAX_SEGMENTS = 8
-POSTINGS_FORMAT = 1
+POSTINGS_FORMAT = 2  # 2: Chinese grams are words (catalog migration 4)
 SAVE_AFTER_ROWS = 1000  # rows added or removed since the last save that make another one worth it
 # unicode61 keeps letters, numbers, private-use characters and every character beyond the
 # Basic Multilingual Plane (emoji included) together, and splits at everything else.

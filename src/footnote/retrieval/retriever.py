@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.fusion import reciprocal_rank_fusion
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.keyword import fts_query, keyword_phrases
+from footnote.retrieval.language import UNKNOWN, detect_language, reads, vote
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker
 from footnote.store.catalog import Catalog
@@ -34,20 +36,15 @@ class RetrievalParams:
     mode: str = "hybrid"  # hybrid | keyword | dense
     keyword_weight: float = 1.0
     dense_weight: float = 1.0
+    # The share of its vote the dense list keeps on a query or chunk in a language its embedder
+    # does not read (`benchmarks/retrieval_chinese.py` measures the curve).
+    unread_weight: float = 0.0
     filters: SearchFilter | None = None  # applied inside both retrievers
     rerank_candidates: int = 0  # fused hits the reranker rescores; 0 (or no reranker) skips the stage
     # Query expansion by pseudo-relevance feedback: the dense query moves this far towards the
     # mean vector of the best `feedback_hits` fused hits and is searched again; 0 turns it off.
     expansion: float = 0.0
     feedback_hits: int = 3
-
-
-def _fuse(
-    keyword: list[tuple[int, float]], dense: list[tuple[int, float]], params: RetrievalParams
-) -> list[tuple[int, float]]:
-    rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
-    weights = [params.keyword_weight, params.dense_weight]
-    return reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights)
 
 
 @functools.cache
@@ -63,12 +60,15 @@ class HybridRetriever:
         embedder: Embedder,
         reranker: Reranker | None = None,
         keyword_index: MemoryKeywordIndex | None = None,
+        dense_languages: Collection[str] | None = None,
     ) -> None:
+        """`dense_languages`: the languages the embedder reads (None: every language)."""
         self.catalog = catalog
         self.vectors = vectors
         self.embedder = embedder
         self.reranker = reranker
         self.keyword_index = keyword_index
+        self.dense_languages = dense_languages
 
     def search(self, query: str, params: RetrievalParams | None = None) -> list[SearchHit]:
         params = params or RetrievalParams()
@@ -79,7 +79,11 @@ class HybridRetriever:
         filters = params.filters if params.filters is not None and params.filters.active else None
         rerank = params.rerank_candidates if self.reranker is not None else 0
         depth = max(params.limit, rerank)
-        wants_keyword, wants_dense = params.mode in ("hybrid", "keyword"), params.mode in ("hybrid", "dense")
+        language = detect_language(query)
+        wants_keyword, wants_dense = (
+            params.mode in ("hybrid", "keyword"),
+            self._searches_dense(params, language),
+        )
         before = self.catalog.generation()
         # The keyword list is found on another thread while this one embeds the query.
         keyword_job = (
@@ -98,12 +102,12 @@ class HybridRetriever:
                 if query_vector is not None
                 else []
             )
-            fused = _fuse(keyword, dense, params)
+            fused = self._fuse(keyword, dense, params, language)
             if query_vector is not None and params.expansion > 0:
                 expanded = self._expanded(query_vector, fused[: params.feedback_hits], params.expansion)
                 if expanded is not None:
                     dense = self._dense(expanded, params.dense_candidates, filters)
-                    fused = _fuse(keyword, dense, params)
+                    fused = self._fuse(keyword, dense, params, language)
             hits = self._hits(fused[:depth], keyword, dense)
             # The catalog commits a changed file's new chunks while the vector index still holds
             # the old ones; a search that overlapped a commit may mix versions, so it runs again.
@@ -116,6 +120,37 @@ class HybridRetriever:
             with tracing.span("rerank", candidates=rerank):
                 hits = self.reranker.rerank(query, hits, rerank)
         return hits[: params.limit]
+
+    def _searches_dense(self, params: RetrievalParams, language: str) -> bool:
+        """Dense mode always does; in hybrid mode a dense list with no vote on the query is not searched."""
+        if params.mode != "hybrid":
+            return params.mode == "dense"
+        return params.unread_weight > 0 or reads(self.dense_languages, language)
+
+    def _fuse(
+        self,
+        keyword: list[tuple[int, float]],
+        dense: list[tuple[int, float]],
+        params: RetrievalParams,
+        language: str,
+    ) -> list[tuple[int, float]]:
+        rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
+        weights = [params.keyword_weight, params.dense_weight]
+        # Votes weigh the lists against each other: a dense search on its own keeps its order and scores.
+        hybrid = params.mode == "hybrid"
+        votes = [{}, self._dense_votes(dense, language, params.unread_weight) if hybrid else {}]
+        return reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights, votes=votes)
+
+    def _dense_votes(self, dense: list[tuple[int, float]], language: str, unread: float) -> dict[int, float]:
+        """The dense list's vote on each of its chunks: full where the embedder reads the query's
+        language and the chunk's, `unread` elsewhere (the keyword list reads every language)."""
+        if self.dense_languages is None or not dense:
+            return {}
+        ids = [chunk_id for chunk_id, _ in dense]
+        if not reads(self.dense_languages, language):
+            return dict.fromkeys(ids, unread)
+        languages = self.catalog.chunk_languages(ids)
+        return {i: vote(self.dense_languages, language, languages.get(i, UNKNOWN), unread) for i in ids}
 
     def _keyword(self, query: str, limit: int, filters: SearchFilter | None) -> list[tuple[int, float]]:
         if self.keyword_index is not None and filters is None:
@@ -176,6 +211,7 @@ class HybridRetriever:
                     dense_rank=d_rank,
                     dense_score=d_score,
                     url=record.url,
+                    language=record.language,
                 )
             )
         return hits

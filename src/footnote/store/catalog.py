@@ -19,8 +19,9 @@ from pathlib import Path
 
 from footnote.errors import StoreError
 from footnote.ingest.document import Chunk, Document
-from footnote.retrieval.cjk import index_grams
+from footnote.retrieval.cjk import index_grams, without_cjk
 from footnote.retrieval.filters import SearchFilter
+from footnote.retrieval.language import detect_language
 from footnote.store.migrations import migrate
 
 
@@ -65,6 +66,7 @@ class ChunkRecord:
     url: str | None
     format: str = ""
     mtime: float = 0.0
+    language: str = ""  # `footnote.retrieval.language` code, detected from the text at ingest
 
     def embedding_text(self) -> str:
         return Chunk(self.ordinal, self.text, self.start, self.end, self.heading_path).embedding_text(
@@ -78,7 +80,7 @@ _BM25_WEIGHTS = ", ".join(str(weight) for weight in BM25_COLUMN_WEIGHTS)
 _DOCUMENT_COLUMNS = "d.id, d.path, d.content_hash, d.format, d.title, d.url, d.size, d.mtime, d.ingested_at"
 _CHUNK_COLUMNS = (
     "c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.page, c.heading_path, c.token_count, "
-    "d.path, d.title, d.url, d.format, d.mtime"
+    "d.path, d.title, d.url, d.format, d.mtime, c.language"
 )
 
 
@@ -98,13 +100,19 @@ def _chunk_record(row: sqlite3.Row) -> ChunkRecord:
         url=row[11],
         format=row[12],
         mtime=row[13],
+        language=row[14],
     )
 
 
 def keyword_columns(title: str, heading_path: Sequence[str], text: str) -> tuple[str, str, str, str]:
-    """A chunk's row in the keyword index: text, heading, title and grams columns."""
+    """A chunk's row in the keyword index: text, heading, title and grams columns.
+
+    CJK runs are indexed in the grams column only; elsewhere they are cut out, so that a
+    number or a Latin word written against Chinese text ("2022年", "RCEP协定") is a word of its own.
+    """
     heading = " > ".join(heading_path)
-    return text, heading, title, index_grams(f"{title} {heading} {text}")
+    grams = index_grams(f"{title} {heading} {text}")
+    return without_cjk(text), without_cjk(heading), without_cjk(title), grams
 
 
 def _advance_generation(db: sqlite3.Connection) -> None:
@@ -242,7 +250,7 @@ class Catalog:
         for chunk in entry.chunks:
             cursor = db.execute(
                 "INSERT INTO chunks (document_id, ordinal, text, start, end, page, heading_path, "
-                "token_count, embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "token_count, embedded, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     document_id,
                     chunk.ordinal,
@@ -253,6 +261,7 @@ class Catalog:
                     json.dumps(list(chunk.heading_path)),
                     chunk.token_count,
                     embedded,
+                    detect_language(chunk.text),
                 ),
             )
             chunk_id = int(cursor.lastrowid or 0)
@@ -309,6 +318,17 @@ class Catalog:
         with self._lock:
             rows = self._db.execute(query, list(ids)).fetchall()
         return {row[0]: _chunk_record(row) for row in rows}
+
+    def chunk_languages(self, ids: Sequence[int]) -> dict[int, str]:
+        """The detected language of each of chunks `ids` that exists."""
+        languages: dict[int, str] = {}
+        for start in range(0, len(ids), 500):
+            batch = list(ids[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            with self._lock:
+                rows = self._db.execute(f"SELECT id, language FROM chunks WHERE id IN ({marks})", batch)
+                languages.update((int(row[0]), str(row[1])) for row in rows)
+        return languages
 
     def chunk_id_list(self) -> list[int]:
         """Every chunk id, ascending."""

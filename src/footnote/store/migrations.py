@@ -5,10 +5,29 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from footnote.retrieval.cjk import index_grams
+from footnote.retrieval.cjk import index_grams, without_cjk
+from footnote.retrieval.language import detect_language
 
 # The keyword index's tokenizer, as the migrations below create it.
 KEYWORD_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def _fill_keyword_index(words: str) -> str:
+    """SQL giving every chunk its row of the keyword index, each word column passed through the
+    SQL function `words` ("" for none). footnote_* functions are registered by migrate()."""
+    return f"""
+        INSERT INTO chunks_fts (rowid, text, heading, title, grams)
+        WITH headed AS (
+            SELECT c.id, c.text, d.title, coalesce(
+                (SELECT group_concat(value, ' > ') FROM json_each(c.heading_path)), ''
+            ) AS heading
+            FROM chunks c JOIN documents d ON d.id = c.document_id
+        )
+        SELECT id, {words}(text), {words}(heading), {words}(title),
+            footnote_cjk_grams(title || ' ' || heading || ' ' || text)
+        FROM headed;
+        """
+
 
 MIGRATIONS: list[tuple[int, str, str]] = [
     (
@@ -55,21 +74,12 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         "keyword index: a grams column of CJK characters and bigrams",
         """
         -- FTS5 tables cannot gain a column: rebuild the index from the chunks.
-        -- footnote_cjk_grams is registered on the connection by migrate().
         DROP TABLE chunks_fts;
         CREATE VIRTUAL TABLE chunks_fts USING fts5(
             text, heading, title, grams, tokenize = 'porter unicode61 remove_diacritics 2'
         );
-        INSERT INTO chunks_fts (rowid, text, heading, title, grams)
-        WITH headed AS (
-            SELECT c.id, c.text, d.title, coalesce(
-                (SELECT group_concat(value, ' > ') FROM json_each(c.heading_path)), ''
-            ) AS heading
-            FROM chunks c JOIN documents d ON d.id = c.document_id
-        )
-        SELECT id, text, heading, title, footnote_cjk_grams(title || ' ' || heading || ' ' || text)
-        FROM headed;
-        """,
+        """
+        + _fill_keyword_index(""),
     ),
     (
         3,
@@ -82,6 +92,18 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         INSERT INTO chunk_generation (id, value) VALUES (1, 0);
         """,
     ),
+    (
+        4,
+        "each chunk's language; Chinese grams are words; CJK runs only in the grams column",
+        """
+        ALTER TABLE chunks ADD COLUMN language TEXT NOT NULL DEFAULT '';
+        UPDATE chunks SET language = footnote_language(text);
+        -- Every row of the keyword index is made again, as `keyword_columns` now makes it.
+        UPDATE chunk_generation SET value = value + 1;
+        DELETE FROM chunks_fts;
+        """
+        + _fill_keyword_index("footnote_without_cjk"),
+    ),
 ]
 
 
@@ -92,6 +114,8 @@ def migrate(connection: sqlite3.Connection) -> int:
         "(version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at REAL NOT NULL)"
     )
     connection.create_function("footnote_cjk_grams", 1, index_grams, deterministic=True)
+    connection.create_function("footnote_language", 1, detect_language, deterministic=True)
+    connection.create_function("footnote_without_cjk", 1, without_cjk, deterministic=True)
     applied = {row[0] for row in connection.execute("SELECT version FROM schema_migrations")}
     for version, description, script in MIGRATIONS:
         if version in applied:

@@ -1,0 +1,171 @@
+"""Chinese retrieval: which keyword terms, and how much vote for an embedder that cannot read it.
+
+`terms` indexes every passage of a BEIR set as one chunk of a real catalog (SQLite FTS5)
+once per way of cutting Chinese text into grams, and scores keyword search:
+
+- `bigram`: character pairs in index and query (the usual CJK baseline);
+- `unigram+bigram`: characters and pairs in index and query;
+- `words`: what footnote ships (`footnote.retrieval.cjk`): jieba words and characters in
+  the index, jieba words in the query.
+
+`fusion` reads an index built by `footnote eval retrieval DATASET --index-dir DIR` and runs
+the real retriever in hybrid mode for each share of its vote the dense list keeps on a
+query or chunk in a language its embedder does not read (`rrf_unread_weight`): the curve
+the default is chosen from.
+
+    python benchmarks/retrieval_chinese.py terms ../shared/data/rgb-zh-dev
+    python benchmarks/retrieval_chinese.py fusion ../shared/data/rgb-zh-dev --index-dir /tmp/rgb-index
+
+Figures print and are saved under benchmarks/results/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from footnote.application import create_app
+from footnote.config import Settings
+from footnote.evaluation.beir import BeirDataset, load_beir
+from footnote.evaluation.metrics import mean_metrics
+from footnote.evaluation.retrieval import (
+    PATH_PREFIX,
+    corpus_documents,
+    evaluate_mode,
+    evaluation_params,
+    run_evaluation,
+)
+from footnote.ingest.document import Chunk
+from footnote.retrieval import cjk, keyword
+from footnote.store import catalog as catalog_module
+from footnote.store.catalog import Catalog, DocumentEntry
+
+RESULTS = Path(__file__).parent / "results"
+UNREAD_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
+
+
+def _pairs(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def _bigram_terms(text: str) -> list[str]:
+    return [pair for run in cjk.cjk_runs(text) for pair in _pairs(run)]
+
+
+def _unigram_bigram_terms(text: str) -> list[str]:
+    return [term for run in cjk.cjk_runs(text) for term in [*run, *_pairs(run)]]
+
+
+# name -> (grams column of a text, grams of a query)
+SCHEMES: dict[str, tuple[Callable[[str], str], Callable[[str], list[str]]]] = {
+    "bigram": (lambda text: " ".join(_bigram_terms(text)), lambda q: list(dict.fromkeys(_bigram_terms(q)))),
+    "unigram+bigram": (
+        lambda text: " ".join(_unigram_bigram_terms(text)),
+        lambda q: list(dict.fromkeys(_unigram_bigram_terms(q))),
+    ),
+    "words": (cjk.index_grams, cjk.query_grams),
+}
+
+
+@contextmanager
+def _scheme(name: str) -> Iterator[None]:
+    index, query = SCHEMES[name]
+    with (
+        mock.patch.object(catalog_module, "index_grams", index),
+        mock.patch.object(keyword, "query_grams", query),
+    ):
+        yield
+
+
+def _passage_catalog(dataset: BeirDataset, folder: Path) -> Catalog:
+    """Every corpus passage as one chunk of a fresh catalog."""
+    catalog = Catalog(folder / "catalog.sqlite3")
+    entries = [
+        DocumentEntry(
+            document, "", len(document.text), 0.0, (Chunk(0, document.text, 0, len(document.text)),)
+        )
+        for document in corpus_documents(dataset.corpus())
+    ]
+    catalog.replace_documents(entries)
+    return catalog
+
+
+def measure_terms(dataset: BeirDataset, depth: int = 100) -> dict[str, Any]:
+    rows: dict[str, Any] = {}
+    for name in SCHEMES:
+        with _scheme(name), tempfile.TemporaryDirectory(prefix="footnote-terms-") as folder:
+            catalog = _passage_catalog(dataset, Path(folder))
+            started = time.perf_counter()
+            run = {}
+            for query_id, text in dataset.queries.items():
+                found = catalog.keyword_search(keyword.fts_query(text), depth)
+                paths = catalog.chunks([chunk_id for chunk_id, _ in found])
+                run[query_id] = [paths[chunk_id].path.removeprefix(PATH_PREFIX) for chunk_id, _ in found]
+            seconds = time.perf_counter() - started
+            catalog.close()
+        scores = mean_metrics(run, dataset.qrels)
+        rows[name] = {**scores, "seconds": seconds}
+        print(
+            f"{name:16s} nDCG@10 {scores['ndcg@10']:.4f}  Recall@100 {scores['recall@100']:.4f}", flush=True
+        )
+    return {"part": "terms", "chunks": "one per passage", "search": "FTS5 bm25()", "schemes": rows}
+
+
+def measure_fusion(dataset: BeirDataset, index_dir: Path) -> dict[str, Any]:
+    app = create_app(Settings(home=index_dir))
+    try:
+        summary, results = run_evaluation(app, dataset, ("keyword", "dense"))
+        retriever = app.retriever()
+        base = app.retrieval_params(10)
+        curve = []
+        for weight in UNREAD_WEIGHTS:
+            params = evaluation_params(replace(base, unread_weight=weight), "hybrid")
+            result = evaluate_mode(retriever, dataset, params, label=f"hybrid unread_weight={weight}")
+            curve.append({"unread_weight": weight, **result.to_dict()})
+            print(f"unread_weight {weight:<5} hybrid nDCG@10 {result.ndcg_at_10:.4f}", flush=True)
+        for result in results:
+            print(f"{result.mode:8s} nDCG@10 {result.ndcg_at_10:.4f}", flush=True)
+    finally:
+        app.close()
+    return {
+        "part": "fusion",
+        "settings": summary["settings"],
+        "embedder_languages": sorted(retriever.dense_languages or []),
+        "single": [result.to_dict() for result in results],
+        "curve": curve,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("part", choices=("terms", "fusion"))
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--index-dir", type=Path, help="fusion: the index `footnote eval retrieval` built")
+    parser.add_argument("--tag", default="", help="added to the result file's name")
+    args = parser.parse_args()
+    dataset = load_beir(args.dataset)
+    if args.part == "terms":
+        figures = measure_terms(dataset)
+    else:
+        if args.index_dir is None:
+            parser.error("fusion needs --index-dir")
+        figures = measure_fusion(dataset, args.index_dir)
+    figures = {"dataset": dataset.name, "queries": len(dataset.queries), **figures}
+    RESULTS.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    tag = f"-{args.tag}" if args.tag else ""
+    out = RESULTS / f"retrieval_chinese-{args.part}-{dataset.name}{tag}-{stamp}.json"
+    out.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"saved {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""Hybrid search over Chinese and English documents with the bundled (English-only) MiniLM."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from footnote.application import Application, create_app
+from footnote.config import Settings
+from footnote.models.base import Embedder
+from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
+
+CHINESE = {
+    "panda-zh.txt": "大熊猫主要生活在中国四川、陕西和甘肃的山区，几乎只吃竹子，每天要花十多个小时进食。",
+    "tea-zh.txt": "龙井茶是中国著名的绿茶，产于浙江杭州西湖一带，以色绿、香郁、味甘、形美著称。",
+    "rail-zh.txt": "京沪高速铁路全长1318公里，连接北京和上海，最高运营时速达到350公里。",
+}
+ENGLISH = {
+    "panda-en.txt": "Giant pandas live in the mountain forests of central China and feed almost "
+    "entirely on bamboo, eating for up to fourteen hours a day.",
+    "tea-en.txt": "Green tea is made from leaves that are not withered and oxidised, which keeps "
+    "their colour; Longjing from Hangzhou is one of the best known.",
+    "rail-en.txt": "The Beijing-Shanghai high-speed railway is 1,318 kilometres long and its "
+    "trains run at up to 350 kilometres per hour.",
+    "glacier-en.txt": "A glacier is a persistent body of dense ice that moves under its own weight.",
+}
+
+
+def _app(folder: Path, texts: dict[str, str], embedder: Embedder) -> Application:
+    folder.mkdir()
+    for name, text in texts.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    app = create_app(Settings(home=folder.parent / f"{folder.name}-home"), embedder=embedder)
+    app.ingest([folder])
+    return app
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Iterator[Application]:
+    app = _app(tmp_path_factory.mktemp("mixed") / "docs", {**CHINESE, **ENGLISH}, real_embedder)
+    yield app
+    app.close()
+
+
+@pytest.fixture(scope="module")
+def english_only(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Iterator[Application]:
+    app = _app(tmp_path_factory.mktemp("english") / "docs", ENGLISH, real_embedder)
+    yield app
+    app.close()
+
+
+def names(app: Application, query: str, mode: str = "hybrid") -> list[str]:
+    return [Path(hit.path).name for hit in app.search(query, limit=7, mode=mode)]
+
+
+@pytest.mark.parametrize(
+    ("query", "passage"),
+    [("大熊猫吃什么", "panda-zh.txt"), ("杭州西湖产什么茶", "tea-zh.txt"), ("京沪高铁有多长", "rail-zh.txt")],
+)
+def test_a_chinese_query_ranks_the_chinese_passage_first(
+    mixed: Application, query: str, passage: str
+) -> None:
+    assert names(mixed, query)[0] == passage
+    # The embedder reads English only: it has no vote on the Chinese query, so hybrid is keyword.
+    assert names(mixed, query) == names(mixed, query, "keyword")
+
+
+def test_chunks_carry_their_detected_language(mixed: Application) -> None:
+    records = mixed.catalog.chunks(mixed.catalog.chunk_id_list()).values()
+
+    assert {Path(r.path).name: r.language for r in records} == {
+        **dict.fromkeys(CHINESE, "zh"),
+        **dict.fromkeys(ENGLISH, "en"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "passage"),
+    [
+        ("What do giant pandas eat?", "panda-en.txt"),
+        ("How fast are trains between Beijing and Shanghai?", "rail-en.txt"),
+        ("moving body of ice", "glacier-en.txt"),
+    ],
+)
+def test_an_english_query_is_unchanged_by_the_chinese_documents(
+    mixed: Application, english_only: Application, query: str, passage: str
+) -> None:
+    found = names(mixed, query)
+
+    assert found[0] == passage
+    assert [name for name in found if name in ENGLISH] == names(english_only, query)
+
+
+def test_a_retriever_told_the_embedder_reads_chinese_gives_it_the_vote(mixed: Application) -> None:
+    query = "大熊猫吃什么"
+    params = RetrievalParams(limit=7)
+    reading = HybridRetriever(mixed.catalog, mixed.vectors, mixed.embedder, dense_languages=None)
+    english = mixed.retriever()
+
+    assert english.dense_languages == frozenset({"en"})
+    dense_hits = reading.search(query, RetrievalParams(limit=7, mode="dense"))
+    told = {hit.chunk_id: hit.score for hit in reading.search(query, params)}
+    untold = {hit.chunk_id: hit.score for hit in english.search(query, params)}
+    # The dense list's top chunk scores more where its vote counts.
+    assert told[dense_hits[0].chunk_id] > untold.get(dense_hits[0].chunk_id, 0.0)
