@@ -19,9 +19,10 @@ from footnote.config import Settings
 from footnote.errors import ModelError, NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
-from footnote.models.registry import embedder_languages, resolve_embedder
+from footnote.models.registry import embedder_languages, model_languages, resolve_embedder
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.language import reads
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
@@ -38,6 +39,7 @@ class Application:
         embedder: Embedder | None = None,
         generator: Generator | None = None,
         judge: SupportJudge | None = None,
+        language_generator: Generator | None = None,
     ) -> None:
         self.settings = settings
         settings.ensure_home()
@@ -49,6 +51,8 @@ class Application:
         self._reranker: Reranker | None = None
         self._judge = judge
         self._keyword_index: MemoryKeywordIndex | None = None
+        self._language_generator = language_generator
+        self._language_generator_missing = ""  # why no language model could be opened
 
     # --- lazily built parts ----------------------------------------------------------------
 
@@ -107,6 +111,44 @@ class Application:
         if self._generator is not None:
             return self._generator.thread_safe
         return bool(self.settings.backends)
+
+    def reads(self, language: str) -> bool:
+        """Does the answer model read `language`? An answer model that was handed in, or a fleet
+        of backends, is the user's choice and reads every language unless `llm_languages` says
+        otherwise."""
+        s = self.settings
+        chosen = self._generator is not None or bool(s.backends)
+        languages = model_languages(s.llm, s.llm_languages) if s.llm_languages or not chosen else None
+        return reads(languages, language)
+
+    def generator_for(self, language: str) -> Generator | None:
+        """The model that answers questions in `language` that the answer model does not read:
+        the language model (`language_llm`) when it is installed and reads it; else None."""
+        s = self.settings
+        if self._language_generator is None and s.language_llm and not self._language_generator_missing:
+            self._language_generator = self._open_language_generator(s.language_llm)
+        if self._language_generator is None or not reads(model_languages(s.language_llm), language):
+            return None
+        return self._language_generator
+
+    def _open_language_generator(self, name: str) -> Generator | None:
+        from footnote.models.gguf import local_gguf
+        from footnote.models.llama import LlamaCppGenerator
+
+        try:
+            path = local_gguf(name, self.settings)
+        except NotFoundError as exc:
+            self._language_generator_missing = str(exc)
+            log.info("no language model: %s", exc)
+            return None
+        generator = LlamaCppGenerator(
+            path,
+            display_name=name,
+            context_length=self.settings.context_tokens,
+            threads=self.settings.threads,
+        )
+        log.info("loaded the language model %s", name)
+        return generator
 
     def _embedded_generator(self) -> Generator:
         from footnote.models.gguf import answer_model_file
@@ -190,6 +232,7 @@ class Application:
             evidence_tokens=s.evidence_tokens,
             evidence_floor=s.evidence_floor,
             history_turns=s.history_turns,
+            languages=self,
             judge=self.judge,
             verify_threshold=s.verify_threshold,
             # A judge is the authority on support: when it backs no sentence the answer abstains
@@ -287,5 +330,12 @@ def create_app(
     embedder: Embedder | None = None,
     generator: Generator | None = None,
     judge: SupportJudge | None = None,
+    language_generator: Generator | None = None,
 ) -> Application:
-    return Application(settings or Settings(), embedder=embedder, generator=generator, judge=judge)
+    return Application(
+        settings or Settings(),
+        embedder=embedder,
+        generator=generator,
+        judge=judge,
+        language_generator=language_generator,
+    )

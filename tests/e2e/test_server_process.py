@@ -72,3 +72,29 @@ def test_a_wrong_key_is_refused_and_probes_stay_open(served: RunningServer) -> N
     expected = {"footnote_http_requests", "footnote_time_to_first_token_seconds", "footnote_index_chunks"}
     assert expected <= families
     assert served.api_key not in served.log.read_text(encoding="utf-8")
+
+
+def test_a_follow_up_is_answered_from_the_document_the_first_turn_named(client: openai.OpenAI) -> None:
+    # Alone, "What country was he from?" could be asked of the lighthouse or the honeybee
+    # document (a French physicist, an Austrian scientist); the first turn names the lens.
+    first: list[openai.types.chat.ChatCompletionMessageParam] = [{"role": "user", "content": QUESTION}]
+    opening = client.chat.completions.create(model="smollm2-135m", messages=first, temperature=0, seed=0)
+    conversation: list[openai.types.chat.ChatCompletionMessageParam] = [
+        *first,
+        {"role": "assistant", "content": opening.choices[0].message.content or ""},
+        {"role": "user", "content": "What country was he from?"},
+    ]
+    whole = client.chat.completions.create(model="smollm2-135m", messages=conversation, temperature=0, seed=0)
+    text = whole.choices[0].message.content or ""
+    assert "French" in text, text
+    detail = (whole.model_extra or {})["footnote"]
+    assert any("French" in c["quote"] and c["path"].endswith("lighthouses.md") for c in detail["citations"])
+    assert whole.usage is not None
+    steps = (whole.usage.model_extra or {})["steps"]
+    assert steps["condense"]["calls"] == 1 and steps["condense"]["prompt_tokens"] > 0
+
+    stream = client.chat.completions.create(
+        model="smollm2-135m", messages=conversation, temperature=0, seed=0, stream=True
+    )
+    streamed = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert streamed == text

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from footnote.answer.entailment import SupportJudge
 from footnote.answer.evidence import SentenceSpan, sentence_spans
-from footnote.answer.prompt import NO_ANSWER
+from footnote.answer.prompt import NO_ANSWERS
 from footnote.answer.sentences import split_sentences, strip_markers
 from footnote.answer.terms import content_terms, lexical_support
 from footnote.models.base import Embedder, Vector
@@ -64,7 +64,7 @@ LEXICAL_WEIGHT = 0.5
 
 # A question asks and a lead-in ("The sources say:") announces; neither claims anything itself.
 _NOT_CLAIM_ENDINGS = ("?", ":", "\uff1f", "\uff1a")
-_NO_ANSWER_KEY = re.sub(r"\W+", " ", NO_ANSWER.lower()).strip()
+_NO_ANSWER_KEYS = frozenset(re.sub(r"\W+", " ", text.lower()).strip() for text in NO_ANSWERS)
 
 
 @dataclass
@@ -117,7 +117,7 @@ _Scored = tuple[float, _Candidate]  # a span and how well it supports the senten
 
 def is_no_answer(text: str) -> bool:
     """Whether `text` (markers stripped) is the prescribed no-answer sentence."""
-    return re.sub(r"\W+", " ", text.lower()).strip() == _NO_ANSWER_KEY
+    return re.sub(r"\W+", " ", text.lower()).strip() in _NO_ANSWER_KEYS
 
 
 class CitationChecker:

@@ -6,11 +6,12 @@ with its verified footnotes while the rest of the answer is still generating.
 
 from __future__ import annotations
 
+import copy
 import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from footnote import tracing
 from footnote.answer.budget import pack_sources
@@ -30,7 +31,12 @@ from footnote.answer.evidence import (
     select_passages,
 )
 from footnote.answer.history import MAX_TURNS, condense_question, recent_turns
-from footnote.answer.prompt import NO_ANSWER, build_evidence_messages, build_messages
+from footnote.answer.prompt import (
+    build_evidence_messages,
+    build_messages,
+    no_reader_notice,
+    wording,
+)
 from footnote.answer.related import suggest_related
 from footnote.answer.render import render_markdown
 from footnote.answer.sentences import SentenceAssembler, strip_markers
@@ -45,6 +51,7 @@ from footnote.config.settings import Settings
 from footnote.errors import QueryError
 from footnote.models.base import Embedder, GenerationParams, Generator, Message
 from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.language import ENGLISH, UNKNOWN, detect_language
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 
 MAX_QUESTION_CHARS = 4000
@@ -176,6 +183,16 @@ class DoneEvent:
 AnswerEvent = SourcesEvent | TokenEvent | SentenceEvent | DoneEvent
 
 
+class LanguageModels(Protocol):
+    """Which models read which languages."""
+
+    def reads(self, language: str) -> bool:
+        """Does the answer model read `language`?"""
+
+    def generator_for(self, language: str) -> Generator | None:
+        """Another model that reads `language`, or None when none is installed."""
+
+
 @dataclass(frozen=True)
 class Conversation:
     """What an answer knows besides its question: the earlier turns, the client's own
@@ -205,8 +222,13 @@ class AnswerEngine:
         evidence_tokens: int = DEFAULT_EVIDENCE_TOKENS,
         evidence_floor: float = EVIDENCE_FLOOR,
         history_turns: int = MAX_TURNS,
+        languages: LanguageModels | None = None,
     ) -> None:
         self.history_turns = history_turns
+        # Which model answers a question in a given language (None: the generator, always).
+        self.languages = languages
+        self.language = ENGLISH  # of the question being answered: the prompt's and the refusal's
+        self.notice = ""  # said first when no model reads the question's language
         self.reader = reader
         self.evidence_tokens = evidence_tokens
         self.evidence_floor = evidence_floor
@@ -249,17 +271,34 @@ class AnswerEngine:
         footnote's rules. `usage` collects the tokens of every model call.
         """
         question = check_question(question)
+        engine = self.for_language(detect_language(question))
         usage = usage if usage is not None else TokenUsage()
         started = time.perf_counter()
         timings: dict[str, float] = {}
         query = standalone or question
         if history and standalone is None:
-            query = self.condense(question, history, usage)
+            query = engine.condense(question, history, usage)
             timings["condense"] = _ms_since(started)
         with tracing.span("retrieve", mode=self.retrieval.mode, limit=self.retrieval.limit):
             hits = self.retriever.search(query, self.retrieval)
         timings["retrieval"] = _ms_since(started)
-        yield from self._answer_from(query, hits, started, timings, Conversation(history, instruction, usage))
+        conversation = Conversation(history, instruction, usage)
+        yield from engine._answer_from(query, hits, started, timings, conversation)
+
+    def for_language(self, language: str) -> AnswerEngine:
+        """This engine as it answers a question in `language`: with the model that reads it, in
+        that language's wording; when no installed model reads it, with the checked quote alone,
+        after a notice that says so."""
+        engine = copy.copy(self)
+        engine.language = language if language != UNKNOWN else ENGLISH
+        if self.languages is None or self.languages.reads(language):
+            return engine
+        generator = self.languages.generator_for(language)
+        if generator is None:
+            engine.reader, engine.notice = EXTRACT_READER, no_reader_notice(language)
+        else:
+            engine.generator = generator
+        return engine
 
     def stream_sources(
         self,
@@ -271,7 +310,8 @@ class AnswerEngine:
         """Answer from `hits` given by the caller (no retrieval), streaming events."""
         question = check_question(question)
         conversation = Conversation(history, instruction, TokenUsage())
-        yield from self._answer_from(question, list(hits), time.perf_counter(), {}, conversation)
+        engine = self.for_language(detect_language(question))
+        yield from engine._answer_from(question, list(hits), time.perf_counter(), {}, conversation)
 
     def _answer_from(
         self,
@@ -308,8 +348,9 @@ class AnswerEngine:
         usage = conversation.usage
         sources = self._sources(question, hits, turns)
         yield SourcesEvent(sources)
+        no_answer = wording(self.language).no_answer
         if not sources:
-            yield DoneEvent(self._answer(question, NO_ANSWER, [], sources, timings, usage))
+            yield DoneEvent(self._answer(question, no_answer, [], sources, timings, usage))
             return
         checker = CitationChecker(
             sources, self.embedder, question=question, judge=self.judge, judge_threshold=self.verify_threshold
@@ -323,7 +364,7 @@ class AnswerEngine:
         ):
             # Nothing retrieved answers the question: say so, show the nearest sources, and
             # spend no time generating an answer they could not support.
-            declined = self._answer(question, NO_ANSWER, [], sources, timings, usage)
+            declined = self._answer(question, no_answer, [], sources, timings, usage)
             declined.match, declined.unrelated = match, True
             declined.evidence_score, declined.answerability = evidence_score, answerable
             timings["total"] = _ms_since(started)
@@ -333,23 +374,29 @@ class AnswerEngine:
             messages, params = [], self.generation  # the quote alone: nothing to generate
         elif passages:
             evidence = [(p.source + 1, sources[p.source], p.text(sources)) for p in passages]
-            messages = build_evidence_messages(question, evidence, turns, conversation.instruction)
+            messages = build_evidence_messages(
+                question, evidence, turns, conversation.instruction, self.language
+            )
             params = replace(
                 self.generation, max_tokens=min(self.generation.max_tokens, EVIDENCE_ANSWER_TOKENS)
             )
         else:
-            messages = build_messages(question, sources, turns, conversation.instruction)
+            messages = build_messages(question, sources, turns, conversation.instruction, self.language)
             params = self.generation
         sentences: list[AnswerSentence] = []
         pieces: list[str] = []
         written: set[str] = set()
+        if self.notice:
+            sentences.append(AnswerSentence(self.notice, [], False, [], False, is_claim=False))
+            yield SentenceEvent(0, sentences[0])
         if passages:
             # The best passage first, verbatim: shown at once, while the model reads; the model
             # then adds what it finds, checked, and a sentence that only repeats it is dropped.
             best = passages[0]
             sentences.append(checker.quoted(best.source, best.start, best.end, best.score))
-            _repeats(sentences[0].text, written)
-            yield SentenceEvent(0, sentences[0])
+            _repeats(sentences[-1].text, written)
+            yield SentenceEvent(len(sentences) - 1, sentences[-1])
+        quoted = len(sentences)
         if messages:
             generator = MeteredGenerator(self.generator, usage, ANSWER_STEP)
             yield from self._generate(
@@ -362,7 +409,7 @@ class AnswerEngine:
         timings["total"] = _ms_since(started)
         answer = self._answer(question, "".join(pieces), sentences, sources, timings, usage)
         answer.extracted = quote is not None or (
-            bool(passages) and not any(s.supported for s in sentences[1:])
+            bool(passages) and not any(s.supported for s in sentences[quoted:])
         )
         written_tokens = usage.step(ANSWER_STEP)
         answer.match, answer.evidence_score, answer.prompt_tokens = (
@@ -375,7 +422,7 @@ class AnswerEngine:
         answer.relevance = checker.question_relevance(question, answer.citations)
         if answer.citations and answer.relevance < self.abstain_below:
             answer.withheld = True
-            answer.text = NO_ANSWER
+            answer.text = no_answer
         if self.related_questions:
             answer.related_questions = self._related(question, answer, usage)
             timings["related"] = _ms_since(started)

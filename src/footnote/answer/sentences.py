@@ -18,9 +18,10 @@ _MARKER_ITEM = re.compile(r"(\d+)(?:\s*[\u2013-]\s*(\d+))?")
 _TRAILING_MARKERS = re.compile(r"(?:[ \t]*" + MARKER.pattern + r")*")
 # What a marker looks like while it is still arriving: "[", "[1", "[1, 2".
 _PARTIAL_MARKER = re.compile(r"[ \t]*\[[\d\s,;\u2013-]*")
-_CANDIDATE = re.compile(r"[.!?\u3002\uff01\uff1f\n]")
-_TERMINATORS = ".!?\u3002\uff01\uff1f"
-_CJK_TERMINATORS = "\u3002\uff01\uff1f"
+_CANDIDATE = re.compile(r"[.!?\u3002\uff01\uff1f\uff1b\n]")
+_TERMINATORS = ".!?\u3002\uff01\uff1f\uff1b"
+# Chinese full stop, exclamation and question marks, and the semicolon that ends a clause.
+_CJK_TERMINATORS = "\u3002\uff01\uff1f\uff1b"
 _CLOSERS = "\"')*\u201d\u2019\u300d\u300f\uff09"
 _LINE_ITEM = re.compile(r"[ \t]*(?:(?:[-*+\u2022>]|\d{1,3}[.)]|#{1,6})[ \t]|\|)")
 _LIST_NUMBER = re.compile(r"[ \t]*\d{1,3}")

@@ -53,6 +53,16 @@ class Settings(BaseSettings):
     embedder: str = Field(
         "minilm-l6", description="registered embedder name, a sentence-transformers path, or a model id"
     )
+    llm_languages: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="languages the answer model reads (comma-separated: en, zh, ja, ko); empty: the "
+        "registry's for a registered model (smollm2-135m: en), every language for any other",
+    )
+    language_llm: str = Field(
+        "qwen2.5-0.5b",
+        description="the model that answers questions in a language the answer model does not read, "
+        "when installed (the qwen extra); empty: such questions get checked quotes only",
+    )
     embedder_languages: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="languages the embedder reads (comma-separated: en, zh, ja, ko); empty: the "
@@ -167,7 +177,7 @@ class Settings(BaseSettings):
     request_timeout: float = Field(300.0, gt=0, le=3600, description="seconds a request may wait and run")
     preload_models: bool = Field(True, description="load the models when the server starts")
 
-    @field_validator("embedder_languages", mode="before")
+    @field_validator("embedder_languages", "llm_languages", mode="before")
     @classmethod
     def _split_languages(cls, value: Any) -> Any:
         if isinstance(value, str):

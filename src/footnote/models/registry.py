@@ -32,7 +32,7 @@ class ModelSpec:
     files: dict[str, str]  # path relative to root -> sha256
     description: str
     entry: str = ""  # the file (llm) or "" for the folder itself (embedder)
-    languages: tuple[str, ...] = ()  # what an embedder reads (language codes); () for every language
+    languages: tuple[str, ...] = ()  # what the model reads (language codes); () for every language
 
 
 _MINILM_FILES = {
@@ -62,6 +62,7 @@ REGISTRY: dict[str, ModelSpec] = {
                 )
             },
             entry="SmolLM2-135M-Instruct.Q4_1.gguf",
+            languages=("en",),  # trained on English text; it answers Chinese questions with noise
             description="SmolLM2-135M-Instruct, GGUF Q4_1 (default LLM)",
         ),
         ModelSpec(
@@ -153,9 +154,15 @@ def resolve_embedder(name_or_path: str, verify: bool = True) -> str:
 def embedder_languages(name_or_path: str, configured: Sequence[str] = ()) -> frozenset[str] | None:
     """The languages an embedder reads: `configured` when given, else the registry's; None for
     every language (a model footnote knows nothing about is taken at its word)."""
+    return model_languages(name_or_path, configured)
+
+
+def model_languages(name_or_path: str, configured: Sequence[str] = ()) -> frozenset[str] | None:
+    """The languages a model reads: `configured` when given, else the registry's; None for every
+    language (a model footnote knows nothing about is taken at its word). `name@quant` is `name`."""
     if configured:
         return frozenset(configured)
-    spec = REGISTRY.get(name_or_path)
+    spec = REGISTRY.get(name_or_path.partition("@")[0])
     return frozenset(spec.languages) if spec is not None and spec.languages else None
 
 

@@ -106,3 +106,20 @@ def test_upload_ask_check_a_footnote_and_delete(page: Any, served: RunningServer
         f"{served.base_url}/v1/documents", headers={"Authorization": f"Bearer {served.api_key}"}
     ).json()["data"]
     assert TITLE not in {doc["title"] for doc in listed}
+
+
+def test_a_follow_up_in_a_thread_is_answered_from_the_first_turns_document(page: Any) -> None:
+    page.get_by_role("link", name="Ask").click()
+    page.get_by_role("button", name="New thread").click()
+    box = page.get_by_label("Ask a question about your documents")
+    for question in ("Who invented the Fresnel lens?", "What country was he from?"):
+        box.fill(question)
+        box.press("Enter")
+        turn = page.locator(".turn").last
+        turn.locator(".answer-tools, .answer-error").wait_for(timeout=ANSWER_TIMEOUT_MS)
+        assert turn.locator(".answer-error").count() == 0, turn.inner_text()
+    assert page.locator(".turn").count() == 2
+    answer = turn.locator(".answer").inner_text()
+    assert "French" in answer, answer
+    assert turn.locator(".fn-marker").count() >= 1
+    screenshot(page, "real-follow-up")
