@@ -46,6 +46,7 @@ class Application:
         self.catalog = Catalog(settings.catalog_path)
         self._embedder = embedder
         self._generator = generator
+        self._generator_given = generator is not None  # by the caller, not loaded from the settings
         self._vectors: VectorIndex | None = None
         self._index_reconciled = False
         self._reranker: Reranker | None = None
@@ -117,7 +118,7 @@ class Application:
         of backends, is the user's choice and reads every language unless `llm_languages` says
         otherwise."""
         s = self.settings
-        chosen = self._generator is not None or bool(s.backends)
+        chosen = self._generator_given or bool(s.backends)
         languages = model_languages(s.llm, s.llm_languages) if s.llm_languages or not chosen else None
         return reads(languages, language)
 
