@@ -185,7 +185,7 @@ def test_chat_in_a_terminal_answers_three_questions_with_one_model_load(sample_h
         [sys.executable, "-m", "footnote", "chat"],
         stdin=program_side,
         stdout=program_side,
-        stderr=subprocess.PIPE,
+        stderr=program_side,  # input() writes its prompt there; the log goes there too
         env=env,
     )
     os.close(program_side)
@@ -195,19 +195,19 @@ def test_chat_in_a_terminal_answers_three_questions_with_one_model_load(sample_h
         "Who decoded the waggle dance of honeybees?",
     ]
     try:
-        _read_until_prompt(terminal, process)
+        transcript = [_read_until_prompt(terminal, process)]
         answers = []
         for question in questions:
             os.write(terminal, question.encode() + b"\n")
             answers.append(_read_until_prompt(terminal, process))
+        transcript += answers
         os.write(terminal, b"\n")
         assert process.wait(timeout=60) == 0
     finally:
         if process.poll() is None:
             process.kill()
         os.close(terminal)
-    assert process.stderr is not None
-    log = process.stderr.read().decode("utf-8", errors="replace")
+    log = "".join(transcript)
     assert log.count("loaded the answer model") == 1, log
     assert "Fresnel" in answers[0] and "[1]" in answers[0]
     assert "1822" in answers[1], answers[1]

@@ -69,6 +69,23 @@ def test_the_answer_sentence_after_the_option_line_is_selected() -> None:
     assert "32768 bytes" in text
 
 
+JSON_TOOL = """The json.tool module checks and pretty-prints JSON.
+
+Using json.tool from the shell to validate and pretty-print:
+
+    $ echo '{"json":"obj"}' | python -m json.tool
+
+Other options are listed below.
+"""
+
+
+def test_a_lead_in_takes_the_example_it_leads_in_to() -> None:
+    text = best_passage_text(
+        "How do you validate and pretty-print JSON from the shell with json.tool?", [hit(JSON_TOOL)]
+    )
+    assert "python -m json.tool" in text and "Other options" not in text
+
+
 def test_a_table_row_holding_the_asked_value_is_selected() -> None:
     text = best_passage_text("What does exit status 2 of tar mean?", [hit(TAR_EXIT)])
     assert "Fatal error" in text

@@ -301,8 +301,13 @@ def _grow(
         return None
     for step in (-1, 1):  # the sentence before carries the subject more often than the one after
         neighbour = positions.get((first if step < 0 else last).position + step)
-        if neighbour is None or neighbour.paragraph != anchor.paragraph:
-            continue  # a passage stays within its paragraph, table or list
+        if neighbour is None:
+            continue
+        # A passage stays within its paragraph, table or list, except that a lead-in ("as
+        # follows:") takes what it leads in to: a code example, a list, a table.
+        leads_in = step > 0 and text[last.start : last.end].rstrip().endswith(":")
+        if neighbour.paragraph != anchor.paragraph and not leads_in:
+            continue
         if (neighbour.source, neighbour.position) in taken:
             continue
         grown = (neighbour, last) if step < 0 else (first, neighbour)
