@@ -266,3 +266,16 @@ def test_the_shared_rgb_file_loads() -> None:
     records = load_records(RGB_DATA)
     assert len(records) == 100
     assert all(r.query and r.answers and r.positive for r in records)
+
+
+def test_a_mixed_language_run_is_also_scored_per_language() -> None:
+    def outcome(query: str, correct: bool) -> QuestionOutcome:
+        return QuestionOutcome("q", query, "a", correct, False, 1, 1, 1, 1, 0, 1.0)
+
+    run = RunResult(
+        "reading", [outcome("Who won?", True), outcome("谁赢了？", False), outcome("谁输了？", True)]
+    )
+    parts = run.by_language()
+    assert set(parts) == {"en", "zh"}
+    assert parts["en"].metrics()["correctness"] == 1.0 and parts["zh"].metrics()["correctness"] == 0.5
+    assert RunResult("reading", [outcome("谁赢了？", True)]).by_language() == {}

@@ -100,6 +100,8 @@ def run_answer_evaluation(
                 "quote_above": engine.quote_above,
                 "verify_threshold": engine.verify_threshold,
                 "relevance_floor": engine.relevance_floor,
+                "reader": engine.reader,
+                "language_llm": app.settings.language_llm,
             }
         finally:
             app.close()
@@ -123,7 +125,11 @@ def run_answer_evaluation(
                 "questions": len(records),
                 "settings": settings,
                 "runs": {
-                    r.run: {"metrics": r.metrics(), "questions": [vars(o) for o in r.outcomes]}
+                    r.run: {
+                        "metrics": r.metrics(),
+                        "by_language": {code: part.metrics() for code, part in r.by_language().items()},
+                        "questions": [vars(o) for o in r.outcomes],
+                    }
                     for r in results
                 },
             }
@@ -145,9 +151,10 @@ def _print_table(name: str, questions: int, model: object, results: list[RunResu
     for label in _COLUMNS.values():
         table.add_column(label, justify="right")
     for result in results:
-        metrics = result.metrics()
-        cells = [_cell(metrics[key]) for key in _COLUMNS]
-        table.add_row(result.run, *cells)
+        parts = [(result.run, result), *((f"  {code}", part) for code, part in result.by_language().items())]
+        for label, part in parts:
+            metrics = part.metrics()
+            table.add_row(label, *[_cell(metrics[key]) for key in _COLUMNS])
     output.console.print(table)
 
 

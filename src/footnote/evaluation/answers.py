@@ -54,6 +54,7 @@ from footnote.errors import FootnoteError
 from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.language import detect_language
 
 RUNS = ("reading", "unanswerable", "unrelated", "end_to_end")
 ANSWERABLE_RUNS = ("reading", "end_to_end")
@@ -134,6 +135,15 @@ class RunResult:
             "mean_seconds": statistics.fmean(seconds) if seconds else None,
             "median_seconds": statistics.median(seconds) if seconds else None,
         }
+
+    def by_language(self) -> dict[str, RunResult]:
+        """The run split by the language of each question, when it holds more than one."""
+        languages: dict[str, list[QuestionOutcome]] = {}
+        for outcome in self.outcomes:
+            languages.setdefault(detect_language(outcome.query), []).append(outcome)
+        if len(languages) < 2:
+            return {}
+        return {language: RunResult(self.run, outcomes) for language, outcomes in sorted(languages.items())}
 
 
 def _share(part: int, whole: int) -> float | None:
