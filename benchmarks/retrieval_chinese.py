@@ -144,6 +144,27 @@ def measure_fusion(dataset: BeirDataset, index_dir: Path) -> dict[str, Any]:
     }
 
 
+def plot_curve(figures: dict[str, Any], path: Path) -> None:
+    """The fusion curve as a PNG: hybrid nDCG@10 against the unread weight, keyword and dense beside."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    weights = [point["unread_weight"] for point in figures["curve"]]
+    figure, axes = plt.subplots(figsize=(6, 4))
+    axes.plot(weights, [point["ndcg_at_10"] for point in figures["curve"]], marker="o", label="hybrid")
+    for single, style in zip(figures["single"], ("--", ":"), strict=True):
+        axes.axhline(single["ndcg_at_10"], linestyle=style, color="grey", label=f"{single['mode']} only")
+    axes.set_xlabel("vote of the dense list on a language its embedder does not read")
+    axes.set_ylabel("nDCG@10")
+    axes.set_title(f"{figures['dataset']}: {figures['queries']} queries")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("part", choices=("terms", "fusion"))
@@ -165,6 +186,9 @@ def main() -> None:
     out = RESULTS / f"retrieval_chinese-{args.part}-{dataset.name}{tag}-{stamp}.json"
     out.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"saved {out}")
+    if args.part == "fusion":
+        plot_curve(figures, out.with_suffix(".png"))
+        print(f"saved {out.with_suffix('.png')}")
 
 
 if __name__ == "__main__":
