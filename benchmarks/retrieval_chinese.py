@@ -16,6 +16,12 @@ the default is chosen from.
     python benchmarks/retrieval_chinese.py terms ../shared/data/rgb-zh-dev
     python benchmarks/retrieval_chinese.py fusion ../shared/data/rgb-zh-dev --index-dir /tmp/rgb-index
 
+`join` writes one BEIR folder from several (ids prefixed by each folder's name), a mixed-language
+corpus whose queries `footnote eval retrieval` then scores per language:
+
+    python benchmarks/retrieval_chinese.py join ../shared/data/scifact ../shared/data/rgb-zh-dev \
+        --out /tmp/scifact+rgb-zh
+
 Figures print and are saved under benchmarks/results/.
 """
 
@@ -165,14 +171,41 @@ def plot_curve(figures: dict[str, Any], path: Path) -> None:
     plt.close(figure)
 
 
+def join_sets(folders: list[Path], out: Path, split: str = "test") -> None:
+    """One BEIR folder holding every corpus record, judged query and judgement of `folders`."""
+    (out / "qrels").mkdir(parents=True, exist_ok=True)
+    with (
+        (out / "corpus.jsonl").open("w", encoding="utf-8") as corpus,
+        (out / "queries.jsonl").open("w", encoding="utf-8") as queries,
+        (out / "qrels" / f"{split}.tsv").open("w", encoding="utf-8") as qrels,
+    ):
+        qrels.write("query-id\tcorpus-id\tscore\n")
+        for folder in folders:
+            dataset, prefix = load_beir(folder, split), f"{folder.name}:"
+            for record in dataset.corpus():
+                line = {"_id": prefix + record.id, "title": record.title, "text": record.text}
+                corpus.write(json.dumps(line, ensure_ascii=False) + "\n")
+            for query_id, text in dataset.queries.items():
+                queries.write(json.dumps({"_id": prefix + query_id, "text": text}, ensure_ascii=False) + "\n")
+                for corpus_id, grade in dataset.qrels[query_id].items():
+                    qrels.write(f"{prefix}{query_id}\t{prefix}{corpus_id}\t{grade}\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("part", choices=("terms", "fusion"))
-    parser.add_argument("dataset", type=Path)
+    parser.add_argument("part", choices=("terms", "fusion", "join"))
+    parser.add_argument("dataset", type=Path, nargs="+", help="one BEIR folder (join: several)")
+    parser.add_argument("--out", type=Path, help="join: the folder to write")
     parser.add_argument("--index-dir", type=Path, help="fusion: the index `footnote eval retrieval` built")
     parser.add_argument("--tag", default="", help="added to the result file's name")
     args = parser.parse_args()
-    dataset = load_beir(args.dataset)
+    if args.part == "join":
+        if args.out is None:
+            parser.error("join needs --out")
+        join_sets(args.dataset, args.out)
+        print(f"wrote {args.out}")
+        return
+    dataset = load_beir(args.dataset[0])
     if args.part == "terms":
         figures = measure_terms(dataset)
     else:
