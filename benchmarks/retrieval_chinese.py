@@ -136,9 +136,9 @@ def measure_fusion(dataset: BeirDataset, index_dir: Path) -> dict[str, Any]:
             params = evaluation_params(replace(base, unread_weight=weight), "hybrid")
             result = evaluate_mode(retriever, dataset, params, label=f"hybrid unread_weight={weight}")
             curve.append({"unread_weight": weight, **result.to_dict()})
-            print(f"unread_weight {weight:<5} hybrid nDCG@10 {result.ndcg_at_10:.4f}", flush=True)
+            print(f"unread_weight {weight:<5} hybrid nDCG@10 {_figures(result.to_dict())}", flush=True)
         for result in results:
-            print(f"{result.mode:8s} nDCG@10 {result.ndcg_at_10:.4f}", flush=True)
+            print(f"{result.mode:8s} nDCG@10 {_figures(result.to_dict())}", flush=True)
     finally:
         app.close()
     return {
@@ -148,6 +148,12 @@ def measure_fusion(dataset: BeirDataset, index_dir: Path) -> dict[str, Any]:
         "single": [result.to_dict() for result in results],
         "curve": curve,
     }
+
+
+def _figures(result: dict[str, Any]) -> str:
+    """nDCG@10 overall, and per language for a mixed set."""
+    languages = "".join(f"  {code} {m['ndcg@10']:.4f}" for code, m in result["by_language"].items())
+    return f"{result['ndcg_at_10']:.4f}{languages}"
 
 
 def plot_curve(figures: dict[str, Any], path: Path) -> None:
@@ -160,6 +166,9 @@ def plot_curve(figures: dict[str, Any], path: Path) -> None:
     weights = [point["unread_weight"] for point in figures["curve"]]
     figure, axes = plt.subplots(figsize=(6, 4))
     axes.plot(weights, [point["ndcg_at_10"] for point in figures["curve"]], marker="o", label="hybrid")
+    for code in figures["curve"][0]["by_language"]:
+        by_language = [point["by_language"][code]["ndcg@10"] for point in figures["curve"]]
+        axes.plot(weights, by_language, marker=".", label=f"hybrid, {code} queries")
     for single, style in zip(figures["single"], ("--", ":"), strict=True):
         axes.axhline(single["ndcg_at_10"], linestyle=style, color="grey", label=f"{single['mode']} only")
     axes.set_xlabel("vote of the dense list on a language its embedder does not read")
