@@ -8,6 +8,9 @@ once per way of cutting Chinese text into grams, and scores keyword search:
 - `words`: what footnote ships (`footnote.retrieval.cjk`): jieba words and characters in
   the index, jieba words in the query.
 
+Every scheme's query drops the Chinese question and function words (`keyword.CHINESE_STOP_WORDS`)
+it makes.
+
 `fusion` reads an index built by `footnote eval retrieval DATASET --index-dir DIR` and runs
 the real retriever in hybrid mode for each share of its vote the dense list keeps on a
 query or chunk in a language its embedder does not read (`rrf_unread_weight`): the curve
