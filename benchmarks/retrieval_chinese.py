@@ -8,6 +8,9 @@ once per way of cutting Chinese text into grams, and scores keyword search:
 - `words`: what footnote ships (`footnote.retrieval.cjk`): jieba words and characters in
   the index, jieba words in the query.
 
+Every scheme's query drops the Chinese question and function words (`keyword.CHINESE_STOP_WORDS`)
+it makes.
+
 `fusion` reads an index built by `footnote eval retrieval DATASET --index-dir DIR` and runs
 the real retriever in hybrid mode for each share of its vote the dense list keeps on a
 query or chunk in a language its embedder does not read (`rrf_unread_weight`): the curve
@@ -15,6 +18,12 @@ the default is chosen from.
 
     python benchmarks/retrieval_chinese.py terms ../shared/data/rgb-zh-dev
     python benchmarks/retrieval_chinese.py fusion ../shared/data/rgb-zh-dev --index-dir /tmp/rgb-index
+
+`join` writes one BEIR folder from several (ids prefixed by each folder's name), a mixed-language
+corpus whose queries `footnote eval retrieval` then scores per language:
+
+    python benchmarks/retrieval_chinese.py join ../shared/data/scifact ../shared/data/rgb-zh-dev \
+        --out /tmp/scifact+rgb-zh
 
 Figures print and are saved under benchmarks/results/.
 """
@@ -130,9 +139,9 @@ def measure_fusion(dataset: BeirDataset, index_dir: Path) -> dict[str, Any]:
             params = evaluation_params(replace(base, unread_weight=weight), "hybrid")
             result = evaluate_mode(retriever, dataset, params, label=f"hybrid unread_weight={weight}")
             curve.append({"unread_weight": weight, **result.to_dict()})
-            print(f"unread_weight {weight:<5} hybrid nDCG@10 {result.ndcg_at_10:.4f}", flush=True)
+            print(f"unread_weight {weight:<5} hybrid nDCG@10 {_figures(result.to_dict())}", flush=True)
         for result in results:
-            print(f"{result.mode:8s} nDCG@10 {result.ndcg_at_10:.4f}", flush=True)
+            print(f"{result.mode:8s} nDCG@10 {_figures(result.to_dict())}", flush=True)
     finally:
         app.close()
     return {
@@ -144,14 +153,71 @@ def measure_fusion(dataset: BeirDataset, index_dir: Path) -> dict[str, Any]:
     }
 
 
+def _figures(result: dict[str, Any]) -> str:
+    """nDCG@10 overall, and per language for a mixed set."""
+    languages = "".join(f"  {code} {m['ndcg@10']:.4f}" for code, m in result["by_language"].items())
+    return f"{result['ndcg_at_10']:.4f}{languages}"
+
+
+def plot_curve(figures: dict[str, Any], path: Path) -> None:
+    """The fusion curve as a PNG: hybrid nDCG@10 against the unread weight, keyword and dense beside."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    weights = [point["unread_weight"] for point in figures["curve"]]
+    figure, axes = plt.subplots(figsize=(6, 4))
+    axes.plot(weights, [point["ndcg_at_10"] for point in figures["curve"]], marker="o", label="hybrid")
+    for code in figures["curve"][0]["by_language"]:
+        by_language = [point["by_language"][code]["ndcg@10"] for point in figures["curve"]]
+        axes.plot(weights, by_language, marker=".", label=f"hybrid, {code} queries")
+    for single, style in zip(figures["single"], ("--", ":"), strict=True):
+        axes.axhline(single["ndcg_at_10"], linestyle=style, color="grey", label=f"{single['mode']} only")
+    axes.set_xlabel("vote of the dense list on a language its embedder does not read")
+    axes.set_ylabel("nDCG@10")
+    axes.set_title(f"{figures['dataset']}: {figures['queries']} queries")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+
+
+def join_sets(folders: list[Path], out: Path, split: str = "test") -> None:
+    """One BEIR folder holding every corpus record, judged query and judgement of `folders`."""
+    (out / "qrels").mkdir(parents=True, exist_ok=True)
+    with (
+        (out / "corpus.jsonl").open("w", encoding="utf-8") as corpus,
+        (out / "queries.jsonl").open("w", encoding="utf-8") as queries,
+        (out / "qrels" / f"{split}.tsv").open("w", encoding="utf-8") as qrels,
+    ):
+        qrels.write("query-id\tcorpus-id\tscore\n")
+        for folder in folders:
+            dataset, prefix = load_beir(folder, split), f"{folder.name}:"
+            for record in dataset.corpus():
+                line = {"_id": prefix + record.id, "title": record.title, "text": record.text}
+                corpus.write(json.dumps(line, ensure_ascii=False) + "\n")
+            for query_id, text in dataset.queries.items():
+                queries.write(json.dumps({"_id": prefix + query_id, "text": text}, ensure_ascii=False) + "\n")
+                for corpus_id, grade in dataset.qrels[query_id].items():
+                    qrels.write(f"{prefix}{query_id}\t{prefix}{corpus_id}\t{grade}\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("part", choices=("terms", "fusion"))
-    parser.add_argument("dataset", type=Path)
+    parser.add_argument("part", choices=("terms", "fusion", "join"))
+    parser.add_argument("dataset", type=Path, nargs="+", help="one BEIR folder (join: several)")
+    parser.add_argument("--out", type=Path, help="join: the folder to write")
     parser.add_argument("--index-dir", type=Path, help="fusion: the index `footnote eval retrieval` built")
     parser.add_argument("--tag", default="", help="added to the result file's name")
     args = parser.parse_args()
-    dataset = load_beir(args.dataset)
+    if args.part == "join":
+        if args.out is None:
+            parser.error("join needs --out")
+        join_sets(args.dataset, args.out)
+        print(f"wrote {args.out}")
+        return
+    dataset = load_beir(args.dataset[0])
     if args.part == "terms":
         figures = measure_terms(dataset)
     else:
@@ -165,6 +231,9 @@ def main() -> None:
     out = RESULTS / f"retrieval_chinese-{args.part}-{dataset.name}{tag}-{stamp}.json"
     out.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"saved {out}")
+    if args.part == "fusion":
+        plot_curve(figures, out.with_suffix(".png"))
+        print(f"saved {out.with_suffix('.png')}")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,10 @@ CHINESE = {
     "panda-zh.txt": "大熊猫主要生活在中国四川、陕西和甘肃的山区，几乎只吃竹子，每天要花十多个小时进食。",
     "tea-zh.txt": "龙井茶是中国著名的绿茶，产于浙江杭州西湖一带，以色绿、香郁、味甘、形美著称。",
     "rail-zh.txt": "京沪高速铁路全长1318公里，连接北京和上海，最高运营时速达到350公里。",
+    # Passages that share words with the questions without answering them.
+    "zoo-zh.txt": "成都大熊猫繁育研究基地每年接待游客数百万人，门票价格为55元。",
+    "hangzhou-zh.txt": "杭州西湖是中国著名的风景名胜区，2011年被列入世界遗产名录。",
+    "metro-zh.txt": "北京地铁是中国最早建成的地铁系统，线路总长超过800公里。",
 }
 ENGLISH = {
     "panda-en.txt": "Giant pandas live in the mountain forests of central China and feed almost "
@@ -59,6 +63,8 @@ def names(app: Application, query: str, mode: str = "hybrid") -> list[str]:
     ("query", "passage"),
     [("大熊猫吃什么", "panda-zh.txt"), ("杭州西湖产什么茶", "tea-zh.txt"), ("京沪高铁有多长", "rail-zh.txt")],
 )
+# With the dense list voting on Chinese as on English (FOOTNOTE_RRF_UNREAD_WEIGHT=1), MiniLM's
+# near-random order puts the zoo and the West Lake passages first for the first two questions.
 def test_a_chinese_query_ranks_the_chinese_passage_first(
     mixed: Application, query: str, passage: str
 ) -> None:

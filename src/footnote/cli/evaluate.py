@@ -89,7 +89,9 @@ def _print_table(name: str, queries: int, results: list[ModeResult]) -> None:
         table.add_row(r.mode, *_cells(scores), f"{r.queries_per_second:.1f}")
         # A set with queries in several languages also shows each language's figures.
         for language, by_language in r.by_language.items():
-            table.add_row(f"  {language} ({int(by_language['queries'])} queries)", *_cells(by_language), "")
+            count = int(by_language["queries"])
+            label = f"  {language} ({count} {'query' if count == 1 else 'queries'})"
+            table.add_row(label, *_cells(by_language), "")
     output.console.print(table)
 
 

@@ -321,14 +321,7 @@ class Catalog:
 
     def chunk_languages(self, ids: Sequence[int]) -> dict[int, str]:
         """The detected language of each of chunks `ids` that exists."""
-        languages: dict[int, str] = {}
-        for start in range(0, len(ids), 500):
-            batch = list(ids[start : start + 500])
-            marks = ",".join("?" * len(batch))
-            with self._lock:
-                rows = self._db.execute(f"SELECT id, language FROM chunks WHERE id IN ({marks})", batch)
-                languages.update((int(row[0]), str(row[1])) for row in rows)
-        return languages
+        return {chunk_id: record.language for chunk_id, record in self.chunks(ids).items()}
 
     def chunk_id_list(self) -> list[int]:
         """Every chunk id, ascending."""
