@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from footnote.answer.citations import CitationChecker, is_no_answer
+from footnote.answer.engine import DoneEvent, SourcesEvent
 from footnote.answer.prompt import NO_ANSWER_ZH, SYSTEM_PROMPT_ZH, no_reader_notice
 from footnote.application import Application, create_app
 from footnote.config import Settings
@@ -80,8 +81,12 @@ def test_a_chinese_question_goes_to_the_model_that_reads_chinese(tmp_path: Path,
     chinese = ScriptedGenerator([ANSWER_ZH])
     chinese.name = "reads-chinese"
     app = build(tmp_path, corpus, english, chinese)
-    answer = app.answer_engine().ask(QUESTION_ZH)
-    assert answer.model == "reads-chinese" and not english.calls
+    events = list(app.answer_engine().stream(QUESTION_ZH))
+    first, done = events[0], events[-1]
+    assert isinstance(first, SourcesEvent) and isinstance(done, DoneEvent)
+    answer = done.answer
+    # a streaming client is told the model that answers before the answer begins
+    assert first.model == answer.model == "reads-chinese" and not english.calls
     system, *_, user = chinese.calls[0]
     assert system.content == SYSTEM_PROMPT_ZH and user.content.endswith(f"问题：{QUESTION_ZH}")
     assert "12人死亡" in answer.text and answer.citations

@@ -162,6 +162,7 @@ def source_dict(number: int, hit: SearchHit) -> dict[str, Any]:
 @dataclass(frozen=True)
 class SourcesEvent:
     sources: list[SearchHit]
+    model: str = ""  # the model that answers (by the question's language)
 
 
 @dataclass(frozen=True)
@@ -347,7 +348,7 @@ class AnswerEngine:
         turns = recent_turns(conversation.history or [], self.history_turns)
         usage = conversation.usage
         sources = self._sources(question, hits, turns)
-        yield SourcesEvent(sources)
+        yield SourcesEvent(sources, self.generator.name)
         no_answer = wording(self.language).no_answer
         if not sources:
             yield DoneEvent(self._answer(question, no_answer, [], sources, timings, usage))

@@ -60,6 +60,7 @@ class SourcesReady:
 
     citations: list[str]
     search_results: list[dict[str, Any]]
+    model: str = ""  # the model that answers
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[RunEven
     )
     for event in events:
         if isinstance(event, SourcesEvent):
-            yield SourcesReady(*describe_sources(app.catalog, event.sources))
+            yield SourcesReady(*describe_sources(app.catalog, event.sources), model=event.model)
         elif isinstance(event, DoneEvent):
             yield RunFinished(event.answer)
         else:

@@ -185,7 +185,7 @@ async def _streaming_response(run: AnswerRun, completion: Completion, state: Ser
         await events.aclose()
         raise
     assert isinstance(first, SourcesReady)
-    model = state.application.generator.name
+    model = first.model or state.application.generator.name
     return StreamingResponse(
         _sse(first, events, completion, model),
         media_type="text/event-stream",
