@@ -118,19 +118,26 @@ def test_an_answer_shows_checked_footnotes_flags_and_sources(page: Any) -> None:
     screenshot(page, "page-answer-light")
 
 
+def watched_answer(browser: Any, base_url: str, question: str = QUESTION) -> tuple[str, list[dict[str, Any]]]:
+    """The answer a fresh page shows for `question`, and what its last turn showed after every
+    change while it streamed in (`RECORD_TURNS`)."""
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(base_url + "/")
+        page.evaluate(RECORD_TURNS)
+        turn = ask(page, question)
+        final = " ".join(turn.locator(".answer").inner_text().split())
+        seen: list[dict[str, Any]] = page.evaluate("window.seen")
+    finally:
+        context.close()
+    return final, seen
+
+
 def test_the_answer_streams_in_before_it_is_checked_and_complete(browser: Any, tmp_path: Path) -> None:
     generator = PacedGenerator([APPLE_REPLY])
     with serve_with(tmp_path / "home", generator, write_corpus(tmp_path / "corpus")) as running:
-        context = browser.new_context()
-        page = context.new_page()
-        try:
-            page.goto(running.base_url + "/")
-            page.evaluate(RECORD_TURNS)
-            turn = ask(page)
-            final = " ".join(turn.locator(".answer").inner_text().split())
-            seen = page.evaluate("window.seen")
-        finally:
-            context.close()
+        final, seen = watched_answer(browser, running.base_url)
     partial = [" ".join(s["text"].split()) for s in seen if s["streaming"] and s["text"]]
     assert partial, seen  # text was on the page while the spinner still turned
     assert partial[0].startswith("Apple trees need a cold winter") and len(partial[0]) < len(final)

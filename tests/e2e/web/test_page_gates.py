@@ -11,7 +11,7 @@ import pytest
 
 from footnote.answer.prompt import NO_ANSWER
 from tests.e2e.web.conftest import serve_with
-from tests.e2e.web.test_page_behaviour import QUESTION, RECORD_TURNS, PacedGenerator, ask
+from tests.e2e.web.test_page_behaviour import QUESTION, PacedGenerator, watched_answer
 from tests.unit.server_fixtures import APPLE_REPLY, ask_body, write_corpus
 
 GATES = {
@@ -32,23 +32,15 @@ def test_the_page_shows_the_answer_the_api_returns(browser: Any, tmp_path: Path,
         tmp_path / "home", generator, write_corpus(tmp_path / "corpus"), **GATES[gate]
     ) as running:
         content = httpx.post(f"{running.base_url}/v1/chat/completions", json=ask_body(QUESTION), timeout=60)
-        context = browser.new_context()
-        page = context.new_page()
-        try:
-            page.goto(running.base_url + "/")
-            page.evaluate(RECORD_TURNS)
-            turn = ask(page)
-            shown = flat(turn.locator(".answer").inner_text())
-            seen = [flat(s["text"]) for s in page.evaluate("window.seen")]
-        finally:
-            context.close()
+        final, seen = watched_answer(browser, running.base_url)
+    shown = flat(final)
     text = content.json()["choices"][0]["message"]["content"]
     assert shown, "the page shows no answer"
     # The page draws footnote markers as numbers: compare the words around them.
     assert _words(shown) == _words(text)
     if gate in ("abstention", "relevance floor"):
         assert text == NO_ANSWER
-        assert not any("Apple trees" in s for s in seen), seen
+        assert not any("Apple trees" in s["text"] for s in seen), seen
 
 
 def _words(text: str) -> list[str]:
