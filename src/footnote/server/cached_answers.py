@@ -17,6 +17,7 @@ import anyio
 from footnote.answer.cache import AnswerCache, index_version
 from footnote.answer.usage import TokenUsage
 from footnote.models.base import Vector
+from footnote.retrieval.language import detect_language
 from footnote.server.admission import Slot
 from footnote.server.answers import (
     AnswerRequest,
@@ -96,9 +97,10 @@ def _condensed(state: ServerState, request: AnswerRequest) -> AnswerRequest:
     usage = TokenUsage()
     with state.models.generation_lock:
         app = state.models.generation()
-        standalone = app.answer_engine(generation=request.generation).condense(
-            request.question, request.history, usage
-        )
+        engine = app.answer_engine(generation=request.generation)
+        # the model that reads the question's language condenses it, as it will answer it
+        language = engine.for_language(detect_language(request.question))
+        standalone = language.condense(request.question, request.history, usage)
     return replace(request, standalone=standalone, condense_usage=usage)
 
 
