@@ -60,13 +60,15 @@ def write_corpus(corpus: Path, folder: Path, limit: int | None) -> list[str]:
 
 
 class TimedEmbedder(Embedder):
-    """Delegates to `inner` and adds up the seconds spent embedding."""
+    """Delegates to `inner` and adds up the seconds spent embedding, and those spent counting
+    tokens for the chunker (on the parsing thread, alongside embedding)."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.name, self.dimension, self.max_tokens = inner.name, inner.dimension, inner.max_tokens
         self.model_name, self.runtime, self.precision = inner.model_name, inner.runtime, inner.precision
         self.seconds = 0.0
+        self.counting_seconds = 0.0
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
         return self.embed_many(texts)
@@ -78,7 +80,16 @@ class TimedEmbedder(Embedder):
         return vectors
 
     def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
+        started = time.perf_counter()
+        count = self.inner.count_tokens(text)
+        self.counting_seconds += time.perf_counter() - started
+        return count
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]] | None:
+        started = time.perf_counter()
+        offsets = self.inner.token_offsets(text)
+        self.counting_seconds += time.perf_counter() - started
+        return offsets
 
 
 def plain_encode(location: str, texts: list[str]) -> dict[str, Any]:
@@ -116,6 +127,9 @@ def footnote_ingest(folder: Path, settings: Settings) -> dict[str, Any]:
         },
         "footnote_ingest_seconds": round(seconds, 2),
         "footnote_embedding_seconds": round(embedder.seconds, 2),
+        # On the parsing thread, so it overlaps embedding, but on few cores it slows it.
+        "footnote_chunk_counting_seconds": round(embedder.counting_seconds, 2),
+        "footnote_padding_share": _padding_share(inner),
         "footnote_chunks": len(chunk_tokens),
         "footnote_tokens_embedded": sum(chunk_tokens),
         "footnote_chunks_over_window": sum(1 for n in chunk_tokens if n > inner.max_tokens),
@@ -169,6 +183,8 @@ def main() -> None:
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {
             "cpus": os.cpu_count(),
+            "cpu": _cpu_model(),
+            "cpu_flags": _cpu_flags(),
             "python": platform.python_version(),
             # Other work on the machine slows both halves; a ratio from a loaded run says less.
             "load_average_1m_at_end": round(os.getloadavg()[0], 2),
@@ -201,6 +217,34 @@ def _settings(home: Path, runtime: str | None, int8: bool | None) -> Settings:
     if int8 is not None:
         chosen["embed_int8"] = int8
     return Settings(**chosen)
+
+
+def _padding_share(embedder: Embedder) -> float | None:
+    """Of the token positions the model ran, the share that was padding (None: not recorded)."""
+    positions = getattr(embedder, "positions_run", 0)
+    if not positions:
+        return None
+    return round(1 - getattr(embedder, "tokens_run", 0) / positions, 4)
+
+
+def _cpu_flags() -> list[str]:
+    """The CPU's vector-instruction flags (what int8 and float kernels pick their paths by)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return []
+    line = next((row for row in text.splitlines() if row.startswith("flags")), "")
+    wanted = ("avx", "fma", "vnni", "amx", "sse4", "f16c", "bf16")
+    return sorted(flag for flag in line.split(":", 1)[-1].split() if any(w in flag for w in wanted))
+
+
+def _cpu_model() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return platform.processor()
+    line = next((row for row in text.splitlines() if row.startswith("model name")), "")
+    return line.split(":", 1)[-1].strip() or platform.processor()
 
 
 def _count(corpus: Path, limit: int | None) -> int:
