@@ -23,10 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import tempfile
-import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,12 +32,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from footnote.application import Application, create_app
+from footnote.bench.ingest import footnote_ingest, machine, plain_encode, with_ratio
 from footnote.config import Settings
-from footnote.models.base import Embedder, Vector
-from footnote.models.embedders import SentenceTransformerEmbedder
 from footnote.models.registry import resolve_embedder
-from footnote.store.catalog import ChunkRecord
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -57,74 +51,6 @@ def write_corpus(corpus: Path, folder: Path, limit: int | None) -> list[str]:
             (folder / f"{row['_id']}.txt").write_text(text, encoding="utf-8")
             texts.append(text)
     return texts
-
-
-class TimedEmbedder(Embedder):
-    """Delegates to `inner` and adds up the seconds spent embedding."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.name, self.dimension, self.max_tokens = inner.name, inner.dimension, inner.max_tokens
-        self.model_name, self.runtime, self.precision = inner.model_name, inner.runtime, inner.precision
-        self.seconds = 0.0
-
-    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
-        return self.embed_many(texts)
-
-    def embed_many(self, texts: Sequence[str], batch_size: int = 32) -> list[Vector]:
-        started = time.perf_counter()
-        vectors = self.inner.embed_many(texts, batch_size)
-        self.seconds += time.perf_counter() - started
-        return vectors
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
-
-
-def plain_encode(location: str, texts: list[str]) -> dict[str, Any]:
-    plain = SentenceTransformerEmbedder(location, display_name="minilm-l6")
-    lengths = [plain.count_tokens(text) for text in texts]
-    window = plain.max_tokens
-    started = time.perf_counter()
-    plain._model.encode(texts, batch_size=32, show_progress_bar=False)
-    return {
-        "plain_encode_seconds": round(time.perf_counter() - started, 2),
-        "plain_encode_tokens": sum(min(n, window) for n in lengths),
-        "documents_truncated_by_plain_encode": sum(1 for n in lengths if n > window),
-        "tokens_dropped_by_plain_encode": sum(max(0, n - window) for n in lengths),
-    }
-
-
-def footnote_ingest(folder: Path, settings: Settings) -> dict[str, Any]:
-    started = time.perf_counter()
-    inner = create_app(settings).embedder
-    prepared = time.perf_counter() - started
-    embedder = TimedEmbedder(inner)
-    app = create_app(settings, embedder=embedder)
-    started = time.perf_counter()
-    report = app.ingest([folder])
-    seconds = time.perf_counter() - started
-    records = _all_chunks(app)
-    chunk_tokens = [inner.count_tokens(r.embedding_text()) for r in records]
-    app.close()
-    return {
-        "footnote_embedder": {
-            "name": inner.name,
-            "runtime": inner.runtime,
-            "precision": inner.precision,
-            "prepare_seconds": round(prepared, 2),
-        },
-        "footnote_ingest_seconds": round(seconds, 2),
-        "footnote_embedding_seconds": round(embedder.seconds, 2),
-        "footnote_chunks": len(chunk_tokens),
-        "footnote_tokens_embedded": sum(chunk_tokens),
-        "footnote_chunks_over_window": sum(1 for n in chunk_tokens if n > inner.max_tokens),
-        "footnote_chunk_settings": {
-            "chunk_tokens": app.settings.chunk_tokens,
-            "overlap": app.settings.chunk_overlap,
-        },
-        "summary": report.summary(),
-    }
 
 
 def main() -> None:
@@ -161,27 +87,19 @@ def main() -> None:
         if args.phase != "ingest":
             plain = plain_encode(location, texts)
         settings = _settings(Path(scratch) / "home", args.runtime, args.int8)
-        ingest = {} if args.phase == "encode" else footnote_ingest(folder, settings)
+        ingest = {} if args.phase == "encode" else footnote_ingest([folder], settings)
 
-    result: dict[str, object] = {
+    result: dict[str, Any] = {
         "benchmark": "ingest_scifact",
         "phase": args.phase,
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            # Other work on the machine slows both halves; a ratio from a loaded run says less.
-            "load_average_1m_at_end": round(os.getloadavg()[0], 2),
-        },
+        "machine": machine(),
         "documents": len(texts),
         **plain,
         **ingest,
     }
     if ingest:
-        ingest_seconds = float(ingest["footnote_ingest_seconds"])
-        result["ratio"] = round(ingest_seconds / float(plain["plain_encode_seconds"]), 3)
-        embedding = float(ingest["footnote_embedding_seconds"])
-        result["pipeline_seconds_beyond_embedding"] = round(ingest_seconds - embedding, 2)
+        result = with_ratio(result)
     print(json.dumps(result, indent=2))
     RESULTS.mkdir(exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
@@ -207,11 +125,6 @@ def _count(corpus: Path, limit: int | None) -> int:
     with corpus.open(encoding="utf-8") as lines:
         total = sum(1 for line in lines if line.strip())
     return total if limit is None else min(total, limit)
-
-
-def _all_chunks(app: Application) -> list[ChunkRecord]:
-    ids = list(app.catalog.chunk_ids())
-    return list(app.catalog.chunks(ids).values())
 
 
 if __name__ == "__main__":

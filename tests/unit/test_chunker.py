@@ -6,12 +6,15 @@ import itertools
 from pathlib import Path
 
 import pytest
+from tokenizers import Tokenizer
 
 from footnote.ingest.chunker import chunk_document
 from footnote.ingest.document import Block, Chunk, Document
 from footnote.ingest.loaders import load_document
+from footnote.models.registry import resolve_embedder
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "sample"
+SAMPLE_FILES = ["lighthouses.md", "honeybees.txt", "tides.html", "volcanoes.pdf"]
 
 
 def words(text: str) -> int:
@@ -248,7 +251,7 @@ def test_invalid_limits_are_rejected(max_tokens: int, overlap_tokens: int) -> No
         chunk_document(document_of(("paragraph", "text", (), None)), words, max_tokens, overlap_tokens)
 
 
-@pytest.mark.parametrize("name", ["lighthouses.md", "honeybees.txt", "tides.html", "volcanoes.pdf"])
+@pytest.mark.parametrize("name", SAMPLE_FILES)
 @pytest.mark.parametrize("max_tokens", [15, 60, 200])
 def test_sample_corpus_chunks_are_verbatim_and_bounded(name: str, max_tokens: int) -> None:
     document = load_document(SAMPLE_DIR / name)
@@ -274,3 +277,43 @@ def test_sample_fact_is_stated_within_one_chunk() -> None:
     fact = "The Fresnel lens was invented by the French physicist Augustin-Jean Fresnel in 1822."
     holder = next(chunk for chunk in chunks if fact in " ".join(chunk.text.split()))
     assert holder.heading_path == ("How Lighthouses Work", "The Fresnel lens")
+
+
+@pytest.fixture(scope="module")
+def minilm_tokenizer() -> Tokenizer:
+    """The bundled MiniLM's own tokenizer, counting as the embedder does (no truncation)."""
+    tokenizer = Tokenizer.from_file(str(Path(resolve_embedder("minilm-l6", verify=False)) / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+MIXED_TEXT = (
+    "Ünïcödé accents, e-mail@example.org and 1,234.5 mg/kg (p<0.05) were reported. "
+    "Hyperphosphorylation-induced neurodegeneration was not observed!  Why?\n"
+    "潮汐由月球引力引起。咖啡起源于埃塞俄比亚，后来传到也门。 "
+    + " ".join(f"Sentence {i} mentions antidisestablishmentarianism and TNF-α signalling." for i in range(40))
+)
+
+
+@pytest.mark.parametrize("source", [*SAMPLE_FILES, "mixed"])
+@pytest.mark.parametrize(("max_tokens", "overlap_tokens"), [(200, 20), (60, 0), (30, 10)])
+def test_offsets_give_the_chunks_that_counting_each_piece_gives(
+    minilm_tokenizer: Tokenizer, source: str, max_tokens: int, overlap_tokens: int
+) -> None:
+    # Costing pieces by the tokens inside them is a shortcut: it must cut where tokenizing
+    # every piece again would, with a real tokenizer on real text.
+    if source == "mixed":
+        document = Document(path="mixed", format="text", title="Mixed", text=MIXED_TEXT)
+    else:
+        document = load_document(SAMPLE_DIR / source)
+
+    def count(text: str) -> int:
+        return len(minilm_tokenizer.encode(text).ids)
+
+    offsets = minilm_tokenizer.encode(document.text, add_special_tokens=False).offsets
+    counted = chunk_document(document, count, max_tokens, overlap_tokens)
+    by_offsets = chunk_document(document, count, max_tokens, overlap_tokens, offsets)
+    assert len(counted) > 1
+    assert by_offsets == counted
+    assert all(count(chunk.text) <= max_tokens for chunk in by_offsets)

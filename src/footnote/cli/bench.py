@@ -1,4 +1,4 @@
-"""`footnote bench`: measure a running server."""
+"""`footnote bench`: measure a running server, or ingest against a plain encode."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import typer
 from footnote.cli import output
 from footnote.errors import ConfigError
 
-bench_app = typer.Typer(help="Measure a running footnote server.", no_args_is_help=True)
+bench_app = typer.Typer(
+    help="Measure a running footnote server, or ingest against a plain encode.", no_args_is_help=True
+)
 
 
 def _rates(text: str) -> list[float]:
@@ -84,3 +86,59 @@ def load(
         output.print_json(json.loads(json_path.read_text(encoding="utf-8")))
     else:
         output.console.print(f"wrote {json_path} and {chart}")
+
+
+@bench_app.command("ingest")
+def ingest(
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or folders to ingest, as `footnote ingest` takes.")
+    ],
+    out: Annotated[Path, typer.Option(help="Folder for the JSON report.")] = Path("benchmarks/results"),
+    label: Annotated[str, typer.Option(help="File name stem of the report.")] = "ingest",
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Time `footnote ingest` of your files (into a scratch data directory) against a plain
+    sentence-transformers encode of the same texts in the same run: seconds, tokens embedded,
+    padding and the ratio."""
+    import json
+    from datetime import UTC, datetime
+
+    from footnote.bench.ingest import compare_folder
+    from footnote.config import Settings
+
+    result = compare_folder(paths, Settings())
+    result["when"] = datetime.now(UTC).isoformat(timespec="seconds")
+    out.mkdir(parents=True, exist_ok=True)
+    report = out / f"{label}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
+    report.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if json_output:
+        output.print_json(result)
+        return
+    _print_ingest_table(result)
+    output.console.print(f"wrote {report}")
+
+
+def _print_ingest_table(result: dict[str, object]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{result['documents']} documents")
+    for column in ("", "seconds", "tokens embedded", "documents truncated"):
+        table.add_column(column, justify="left" if not column else "right")
+    table.add_row(
+        "plain encode",
+        str(result["plain_encode_seconds"]),
+        str(result["plain_encode_tokens"]),
+        str(result["documents_truncated_by_plain_encode"]),
+    )
+    table.add_row(
+        "footnote ingest",
+        str(result["footnote_ingest_seconds"]),
+        str(result["footnote_tokens_embedded"]),
+        str(result["footnote_chunks_over_window"]),
+    )
+    output.console.print(table)
+    output.console.print(
+        f"ratio {result['ratio']}; embedding {result['footnote_embedding_seconds']} s, "
+        f"beyond it {result['pipeline_seconds_beyond_embedding']} s; padding share "
+        f"{result['footnote_padding_share']}; chunker counting {result['footnote_chunk_counting_seconds']} s"
+    )

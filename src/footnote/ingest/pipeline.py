@@ -331,8 +331,9 @@ class Ingestor:
         window = self.embedder.max_tokens
         # A second pass counts the same sentences again: each distinct text is counted once.
         count = functools.lru_cache(maxsize=None)(self.embedder.count_tokens)
+        offsets = self.embedder.token_offsets(document.text)
         while True:
-            chunks = chunk_document(document, count, budget, min(self.overlap, budget // 2))
+            chunks = chunk_document(document, count, budget, min(self.overlap, budget // 2), offsets)
             overflow = max((count(c.embedding_text(document.title)) - window for c in chunks), default=0)
             if overflow <= 0 or budget <= _MIN_CHUNK_TOKENS:
                 return chunks

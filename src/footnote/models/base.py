@@ -54,6 +54,10 @@ class Embedder(ABC):
         """Tokens the model would see for `text` (subclasses with a tokenizer are exact)."""
         return approximate_token_count(text)
 
+    def token_offsets(self, text: str) -> list[tuple[int, int]] | None:
+        """Character spans of `text`'s tokens, special tokens left out; None without a tokenizer."""
+        return None
+
 
 def precision_name(model_name: str, precision: str) -> str:
     """The name clients see: the model's, marked when its weights are not in float."""

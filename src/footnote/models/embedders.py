@@ -115,3 +115,9 @@ class SentenceTransformerEmbedder(Embedder):
             return len(self._counter.encode(text, add_special_tokens=True).ids)
         encoded = self._model.tokenizer(text, add_special_tokens=True, verbose=False)
         return len(encoded["input_ids"])
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]] | None:
+        if self._counter is None:
+            return None
+        offsets: list[tuple[int, int]] = self._counter.encode(text, add_special_tokens=False).offsets
+        return offsets

@@ -89,6 +89,10 @@ class OnnxEmbedder(Embedder):
         self._query_session = _session(model.graph, threads=1)
         self._batch_session: Any = None
         self._recent = RecentVectors()
+        # Token positions run through the model in batches, and how many of them were real
+        # tokens rather than padding: what a benchmark reports as the padding share.
+        self.positions_run = 0
+        self.tokens_run = 0
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
@@ -117,6 +121,10 @@ class OnnxEmbedder(Embedder):
     def count_tokens(self, text: str) -> int:
         return len(self._counter.encode(text, add_special_tokens=True).ids)
 
+    def token_offsets(self, text: str) -> list[tuple[int, int]] | None:
+        offsets: list[tuple[int, int]] = self._counter.encode(text, add_special_tokens=False).offsets
+        return offsets
+
     def _run(self, session: Any, encodings: Sequence[Any]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
@@ -126,6 +134,8 @@ class OnnxEmbedder(Embedder):
             ids[row, : len(encoding.ids)] = encoding.ids
             mask[row, : len(encoding.ids)] = 1
             types[row, : len(encoding.ids)] = encoding.type_ids
+        self.positions_run += mask.size
+        self.tokens_run += int(mask.sum())
         feeds = {"input_ids": ids, "attention_mask": mask}
         if self._model.token_types:
             feeds["token_type_ids"] = types

@@ -1,0 +1,159 @@
+"""`footnote bench ingest`: a folder ingested by footnote against a plain sentence-transformers
+encode of the same documents' texts, in one run on this machine.
+
+The plain encode truncates each text at the model's window; footnote chunks to fit the window
+and embeds every token. Both use the configured embedder's model; footnote embeds it with the
+runtime and precision its settings choose, into a scratch data directory.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from footnote.config import Settings
+from footnote.models.base import Embedder, Vector
+
+
+class TimedEmbedder(Embedder):
+    """Delegates to `inner` and adds up the seconds spent embedding, and those spent counting
+    tokens for the chunker (on the parsing thread, alongside embedding)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name, self.dimension, self.max_tokens = inner.name, inner.dimension, inner.max_tokens
+        self.model_name, self.runtime, self.precision = inner.model_name, inner.runtime, inner.precision
+        self.seconds = 0.0
+        self.counting_seconds = 0.0
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        return self.embed_many(texts)
+
+    def embed_many(self, texts: Sequence[str], batch_size: int = 32) -> list[Vector]:
+        started = time.perf_counter()
+        vectors = self.inner.embed_many(texts, batch_size)
+        self.seconds += time.perf_counter() - started
+        return vectors
+
+    def count_tokens(self, text: str) -> int:
+        started = time.perf_counter()
+        count = self.inner.count_tokens(text)
+        self.counting_seconds += time.perf_counter() - started
+        return count
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]] | None:
+        started = time.perf_counter()
+        offsets = self.inner.token_offsets(text)
+        self.counting_seconds += time.perf_counter() - started
+        return offsets
+
+
+def plain_encode(location: str, texts: list[str]) -> dict[str, Any]:
+    """A plain `SentenceTransformer.encode(batch_size=32)` of `texts`, timed."""
+    from footnote.models.embedders import SentenceTransformerEmbedder
+
+    plain = SentenceTransformerEmbedder(location)
+    lengths = [plain.count_tokens(text) for text in texts]
+    window = plain.max_tokens
+    started = time.perf_counter()
+    plain._model.encode(texts, batch_size=32, show_progress_bar=False)
+    return {
+        "plain_encode_seconds": round(time.perf_counter() - started, 2),
+        "plain_encode_tokens": sum(min(n, window) for n in lengths),
+        "documents_truncated_by_plain_encode": sum(1 for n in lengths if n > window),
+        "tokens_dropped_by_plain_encode": sum(max(0, n - window) for n in lengths),
+    }
+
+
+def footnote_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, Any]:
+    """`footnote ingest` of `folders` with `settings`, timed by stage."""
+    from footnote.application import create_app
+
+    started = time.perf_counter()
+    inner = create_app(settings).embedder
+    prepared = time.perf_counter() - started
+    embedder = TimedEmbedder(inner)
+    app = create_app(settings, embedder=embedder)
+    started = time.perf_counter()
+    report = app.ingest(list(folders))
+    seconds = time.perf_counter() - started
+    records = list(app.catalog.chunks(list(app.catalog.chunk_ids())).values())
+    chunk_tokens = [inner.count_tokens(record.embedding_text()) for record in records]
+    app.close()
+    return {
+        "footnote_embedder": {
+            "name": inner.name,
+            "runtime": inner.runtime,
+            "precision": inner.precision,
+            "prepare_seconds": round(prepared, 2),
+        },
+        "footnote_ingest_seconds": round(seconds, 2),
+        "footnote_embedding_seconds": round(embedder.seconds, 2),
+        # On the parsing thread, so it overlaps embedding, but on few cores it slows it.
+        "footnote_chunk_counting_seconds": round(embedder.counting_seconds, 2),
+        "footnote_padding_share": padding_share(inner),
+        "footnote_chunks": len(chunk_tokens),
+        "footnote_tokens_embedded": sum(chunk_tokens),
+        "footnote_chunks_over_window": sum(1 for n in chunk_tokens if n > inner.max_tokens),
+        "footnote_chunk_settings": {"chunk_tokens": settings.chunk_tokens, "overlap": settings.chunk_overlap},
+        "summary": report.summary(),
+    }
+
+
+def compare_folder(folders: Sequence[Path], settings: Settings) -> dict[str, Any]:
+    """The side-by-side on the files under `folders`: the plain encode reads each document's text
+    as footnote's loaders extract it; footnote ingests into a scratch data directory."""
+    from footnote.ingest.loaders import load_document
+    from footnote.ingest.pipeline import discover
+    from footnote.models.registry import resolve_embedder
+
+    files, _ = discover(folders)
+    texts = [load_document(path).text for path in files]
+    plain = plain_encode(resolve_embedder(settings.embedder), texts)
+    with tempfile.TemporaryDirectory(prefix="footnote-bench-") as scratch:
+        scratch_settings = settings.model_copy(
+            update={"home": Path(scratch), "model_dir": settings.model_cache}
+        )
+        ingest = footnote_ingest(folders, scratch_settings)
+    return with_ratio({"documents": len(texts), "machine": machine(), **plain, **ingest})
+
+
+def with_ratio(result: dict[str, Any]) -> dict[str, Any]:
+    """`result` with footnote's time over the plain encode's, and what the pipeline adds."""
+    ingest_seconds = float(result["footnote_ingest_seconds"])
+    result["ratio"] = round(ingest_seconds / max(float(result["plain_encode_seconds"]), 1e-9), 3)
+    embedding = float(result["footnote_embedding_seconds"])
+    result["pipeline_seconds_beyond_embedding"] = round(ingest_seconds - embedding, 2)
+    return result
+
+
+def padding_share(embedder: Embedder) -> float | None:
+    """Of the token positions the model ran, the share that was padding (None: not recorded)."""
+    positions = getattr(embedder, "positions_run", 0)
+    if not positions:
+        return None
+    return round(1 - getattr(embedder, "tokens_run", 0) / positions, 4)
+
+
+def machine() -> dict[str, Any]:
+    """The CPU, its vector-instruction flags (what int8 and float kernels pick their paths by)
+    and the load: other work on the machine slows both halves."""
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        cpuinfo = []
+    flags = next((row for row in cpuinfo if row.startswith("flags")), "").split(":", 1)[-1].split()
+    model = next((row for row in cpuinfo if row.startswith("model name")), "").split(":", 1)[-1].strip()
+    wanted = ("avx", "fma", "vnni", "amx", "sse4", "f16c", "bf16")
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": model or platform.processor(),
+        "cpu_flags": sorted(flag for flag in flags if any(w in flag for w in wanted)),
+        "python": platform.python_version(),
+        "load_average_1m_at_end": round(os.getloadavg()[0], 2),
+    }

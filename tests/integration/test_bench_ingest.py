@@ -1,0 +1,38 @@
+"""`footnote bench ingest`: the sample folder ingested against a plain encode, with the real models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from footnote.cli.main import app as cli
+from tests.conftest import REPO
+
+
+def test_bench_ingest_reports_both_halves_and_saves_what_it_prints(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    sample = REPO / "examples" / "sample"
+    result = CliRunner().invoke(cli, ["bench", "ingest", str(sample), "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    (saved,) = out.glob("ingest-*.json")
+    assert json.loads(saved.read_text(encoding="utf-8")) == printed
+    assert printed["documents"] == printed["summary"]["new"] == 4
+    # footnote embeds every token in chunks that fit the window; the plain encode truncates.
+    assert printed["footnote_chunks_over_window"] == 0
+    whole = printed["plain_encode_tokens"] + printed["tokens_dropped_by_plain_encode"]
+    assert printed["footnote_tokens_embedded"] >= whole - 2 * printed["documents"]
+    assert 0 <= printed["footnote_padding_share"] < 0.5
+    expected = printed["footnote_ingest_seconds"] / printed["plain_encode_seconds"]
+    assert abs(printed["ratio"] - expected) < 1e-3
+    assert printed["machine"]["cpus"] >= 1
+
+
+def test_bench_ingest_prints_a_table(tmp_path: Path) -> None:
+    sample = REPO / "examples" / "sample" / "honeybees.txt"
+    result = CliRunner().invoke(cli, ["bench", "ingest", str(sample), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "plain encode" in result.output and "footnote ingest" in result.output
+    assert "ratio" in result.output
