@@ -99,9 +99,13 @@ class Answer:
     unrelated: bool = False  # the match fell below the relevance floor: no answer was generated
     evidence_score: float = 0.0  # score of the best evidence passage (extract and evidence readers)
     answerability: float = 1.0  # how well the best answer-shaped sentence covers the question
-    prompt_tokens: int = 0  # tokens of the answer's prompt the model read
     usage: TokenUsage = field(default_factory=TokenUsage)  # every model call, per step
     truncated: bool = False  # the answer stopped at its token limit
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Tokens of the answer's prompt the model read (0 when nothing was generated)."""
+        return self.usage.step(ANSWER_STEP).prompt
 
     @property
     def citations(self) -> list[Citation]:
@@ -284,7 +288,7 @@ class AnswerEngine:
             hits = self.retriever.search(query, self.retrieval)
         timings["retrieval"] = _ms_since(started)
         conversation = Conversation(history, instruction, usage)
-        yield from engine._answer_from(query, hits, started, timings, conversation)
+        yield from engine._held_back(engine._answer_events(query, hits, started, timings, conversation))
 
     def for_language(self, language: str) -> AnswerEngine:
         """This engine as it answers a question in `language`: with the model that reads it, in
@@ -312,19 +316,12 @@ class AnswerEngine:
         question = check_question(question)
         conversation = Conversation(history, instruction, TokenUsage())
         engine = self.for_language(detect_language(question))
-        yield from engine._answer_from(question, list(hits), time.perf_counter(), {}, conversation)
+        events = engine._answer_events(question, list(hits), time.perf_counter(), {}, conversation)
+        yield from engine._held_back(events)
 
-    def _answer_from(
-        self,
-        question: str,
-        hits: list[SearchHit],
-        started: float,
-        timings: dict[str, float],
-        conversation: Conversation,
-    ) -> Iterator[AnswerEvent]:
+    def _held_back(self, events: Iterator[AnswerEvent]) -> Iterator[AnswerEvent]:
         """The answer's events; with the abstention gate on, sentences are held back until the
         gate has decided, so that no client is shown a claim the answer then withholds."""
-        events = self._answer_events(question, hits, started, timings, conversation)
         if self.abstain_below <= 0:
             yield from events
             return
@@ -413,11 +410,7 @@ class AnswerEngine:
             bool(passages) and not any(s.supported for s in sentences[quoted:])
         )
         written_tokens = usage.step(ANSWER_STEP)
-        answer.match, answer.evidence_score, answer.prompt_tokens = (
-            match,
-            evidence_score,
-            written_tokens.prompt,
-        )
+        answer.match, answer.evidence_score = match, evidence_score
         answer.truncated = bool(messages) and written_tokens.completion >= params.max_tokens
         answer.answerability = answerable
         answer.relevance = checker.question_relevance(question, answer.citations)
