@@ -45,7 +45,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture(scope="session")
 def real_embedder(shared_model_dir: Path) -> Embedder:
     """The bundled MiniLM exported once and embedding through ONNX Runtime in float
-    (FOOTNOTE_EMBED_INT8=false), whose vectors do not depend on their batch-mates."""
+    (FOOTNOTE_EMBED_PRECISION=fp32), whose vectors do not depend on their batch-mates."""
     from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
     from footnote.models.registry import resolve_embedder
 

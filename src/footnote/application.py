@@ -12,6 +12,7 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent
 from footnote.answer.entailment import SupportJudge, open_judge
@@ -19,6 +20,7 @@ from footnote.config import Settings
 from footnote.errors import ModelError, NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
+from footnote.models.cpu import choose_embedding, cpu_flags
 from footnote.models.registry import embedder_languages, model_languages, resolve_embedder
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.hits import SearchHit
@@ -27,7 +29,10 @@ from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog, DocumentRecord
-from footnote.store.vectors import ChromaVectorIndex, VectorIndex
+from footnote.store.vectors import ChromaVectorIndex, VectorIndex, recorded_embedding
+
+if TYPE_CHECKING:
+    from footnote.models.onnx_embedder import ExportedModel
 
 log = logging.getLogger(__name__)
 
@@ -61,39 +66,81 @@ class Application:
     def embedder(self) -> Embedder:
         if self._embedder is None:
             location = resolve_embedder(self.settings.embedder)
-            # A model id (not a local folder) has nothing to export, so torch runs it; its index
-            # records the torch identity. A local model that fails to export is an error instead.
-            onnx = self.settings.embed_runtime == "onnx" and Path(location).is_dir()
-            self._embedder = self._onnx_embedder(location) if onnx else self._torch_embedder(location)
+            runtime, precision = self.embedding_choice(location)
+            if runtime == "onnx":
+                self._embedder = self._onnx_embedder(location, precision)
+            elif precision == "bf16":
+                self._embedder = self._bf16_embedder(location)
+            else:
+                self._embedder = self._torch_embedder(location, precision)
         return self._embedder
 
-    def _onnx_embedder(self, location: str) -> Embedder:
-        """The embedder through ONNX Runtime. Never torch in its place: the two give vectors
-        that an index built with the other cannot be searched with."""
+    def embedding_choice(self, location: str) -> tuple[str, str]:
+        """The embedder's (runtime, precision): as set, else as the existing index records, else
+        the fastest on this CPU. A model id (not a local folder) has nothing to export, so torch
+        runs it; a local model that fails to export is an error instead."""
         s = self.settings
-        from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
+        precision: str = s.embed_precision
+        if precision == "auto" and s.embed_int8 is not None:
+            precision = "int8" if s.embed_int8 else "fp32"
+        local = Path(location).is_dir()
+        built = recorded_embedding(s.vector_path, s.embedder)
+        runtime, precision = choose_embedding(s.embed_runtime, precision, built, cpu_flags(), local)
+        if not local:
+            runtime = "torch"
+        if runtime == "onnx" and precision == "bf16":
+            raise ModelError(
+                "ONNX Runtime has no fast bf16 path on a CPU; set FOOTNOTE_EMBED_RUNTIME=torch (or auto) "
+                "for bf16, or FOOTNOTE_EMBED_PRECISION=int8 or fp32"
+            )
+        if precision == "bf16" and not local:
+            raise ModelError(
+                f"bf16 embedding needs a local model folder and '{s.embedder}' is a model id; "
+                "set FOOTNOTE_EMBED_PRECISION=fp32 or int8"
+            )
+        return runtime, precision
+
+    def _float_export(self, location: str, verify: bool = True, int8: bool = False) -> ExportedModel:
+        """The checked ONNX export of the local model (its int8 copy with `int8`)."""
+        s = self.settings
+        from footnote.models.onnx_embedder import exported_model
         from footnote.models.onnx_int8 import quantized_model
 
         try:
-            # With int8 only the float export's manifest is read: its graph is hashed if quantized again.
-            model = exported_model(Path(location), s.model_cache, s.embedder, verify=not s.embed_int8)
-            if s.embed_int8:
-                model = quantized_model(model)
+            model = exported_model(Path(location), s.model_cache, s.embedder, verify=verify)
+            return quantized_model(model) if int8 else model
         except ModelError as exc:
             raise ModelError(
-                f"cannot embed through ONNX Runtime: {exc}. Or set FOOTNOTE_EMBED_RUNTIME=torch to "
-                "embed with torch (an index built through ONNX Runtime is then refused until rebuilt)"
+                f"cannot embed through ONNX Runtime: {exc}. Or set FOOTNOTE_EMBED_RUNTIME=torch and "
+                "FOOTNOTE_EMBED_PRECISION=fp32 or int8 to embed with torch (an index built through "
+                "ONNX Runtime is then refused until rebuilt)"
             ) from exc
-        return OnnxEmbedder(model, s.embedder, batch_size=s.embed_batch_size)
 
-    def _torch_embedder(self, location: str) -> Embedder:
+    def _onnx_embedder(self, location: str, precision: str) -> Embedder:
+        """The embedder through ONNX Runtime. Never torch in its place: the two give vectors
+        that an index built with the other cannot be searched with."""
+        from footnote.models.onnx_embedder import OnnxEmbedder
+
+        int8 = precision == "int8"
+        # With int8 only the float export's manifest is read: its graph is hashed if quantized again.
+        model = self._float_export(location, verify=not int8, int8=int8)
+        return OnnxEmbedder(model, self.settings.embedder, batch_size=self.settings.embed_batch_size)
+
+    def _bf16_embedder(self, location: str) -> Embedder:
+        from footnote.models.bf16 import Bf16Embedder
+
+        s = self.settings
+        model = self._float_export(location)
+        return Bf16Embedder(model, Path(location), s.embedder, batch_size=s.embed_batch_size)
+
+    def _torch_embedder(self, location: str, precision: str) -> Embedder:
         from footnote.models.embedders import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(
             location,
             display_name=self.settings.embedder,
             batch_size=self.settings.embed_batch_size,
-            quantize=self.settings.embed_int8,
+            quantize=precision == "int8",
         )
 
     @property

@@ -28,6 +28,9 @@ def test_bench_ingest_reports_both_halves_and_saves_what_it_prints(tmp_path: Pat
     expected = printed["footnote_ingest_seconds"] / printed["plain_encode_seconds"]
     assert abs(printed["ratio"] - expected) < 1e-3
     assert printed["machine"]["cpus"] >= 1
+    chart = out / printed["chart"]
+    assert chart.suffix in (".png", ".svg") and chart.stat().st_size > 1000
+    assert printed["footnote_embedder"]["precision"] in ("fp32", "int8", "bf16")
 
 
 def test_bench_ingest_prints_a_table(tmp_path: Path) -> None:

@@ -74,15 +74,15 @@ def test_a_model_that_does_not_pool_by_mean_is_embedded_with_torch_when_told(tmp
     settings = Settings(home=tmp_path / "home", embedder=str(copy), model_dir=tmp_path / "models")
     with pytest.raises(ModelError, match=r"does not pool by mean.*set FOOTNOTE_EMBED_RUNTIME=torch"):
         _ = create_app(settings).embedder
-    app = create_app(settings.model_copy(update={"embed_runtime": "torch"}))
+    app = create_app(settings.model_copy(update={"embed_runtime": "torch", "embed_precision": "int8"}))
     assert isinstance(app.embedder, SentenceTransformerEmbedder)
     assert app.embedder.identity == f"{copy}@torch-int8"
 
 
 def test_the_application_embeds_through_onnx_unless_told_otherwise(tmp_path: Path) -> None:
-    onnx_app = create_app(Settings(home=tmp_path / "a"))
+    onnx_app = create_app(Settings(home=tmp_path / "a", embed_precision="fp32"))
     assert isinstance(onnx_app.embedder, OnnxEmbedder)
-    torch_app = create_app(Settings(home=tmp_path / "b", embed_runtime="torch"))
+    torch_app = create_app(Settings(home=tmp_path / "b", embed_runtime="torch", embed_precision="fp32"))
     assert isinstance(torch_app.embedder, SentenceTransformerEmbedder)
 
 

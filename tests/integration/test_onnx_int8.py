@@ -1,5 +1,5 @@
 """The int8 copy of the bundled MiniLM's ONNX export: made once, trusted only while its hash holds,
-close to the float vectors, and what the application embeds with when FOOTNOTE_EMBED_INT8 is on."""
+close to the float vectors, and what the application embeds with when FOOTNOTE_EMBED_PRECISION is int8."""
 
 from __future__ import annotations
 
@@ -101,17 +101,17 @@ def test_int8_vectors_are_close_to_the_float_ones_but_not_equal(
     assert ((batch @ expected.T).argmax(axis=1) == np.arange(len(TEXTS))).all()
 
 
-def test_the_application_embeds_with_the_int8_copy_unless_told_otherwise(tmp_path: Path) -> None:
-    app = create_app(Settings(home=tmp_path / "a"))
+def test_the_application_embeds_with_the_int8_copy_when_told(tmp_path: Path) -> None:
+    app = create_app(Settings(home=tmp_path / "a", embed_precision="int8"))
     embedder = app.embedder
     assert isinstance(embedder, OnnxEmbedder)
     assert (embedder.name, embedder.identity) == ("minilm-l6-int8", "minilm-l6@onnx-int8")
     assert app.settings.model_cache in embedder._model.graph.parents
     assert embedder._model.folder.name == INT8_FOLDER
-    float_app = create_app(Settings(home=tmp_path / "b", embed_int8=False))
+    float_app = create_app(Settings(home=tmp_path / "b", embed_int8=False))  # the older spelling
     assert isinstance(float_app.embedder, OnnxEmbedder)
     assert (float_app.embedder.name, float_app.embedder.identity) == ("minilm-l6", "minilm-l6@onnx-fp32")
-    torch_app = create_app(Settings(home=tmp_path / "c", embed_runtime="torch", embed_int8=True))
+    torch_app = create_app(Settings(home=tmp_path / "c", embed_runtime="torch", embed_precision="int8"))
     assert isinstance(torch_app.embedder, SentenceTransformerEmbedder)
     assert torch_app.embedder.name == "minilm-l6-int8"
     assert torch_app.embedder.identity == "minilm-l6@torch-int8"
@@ -123,9 +123,9 @@ def test_without_a_trusted_int8_copy_the_application_refuses_rather_than_embed_w
     """torch's vectors differ from ONNX Runtime's: taking its place would search an index built
     through ONNX Runtime with other vectors, so the error names both ways out instead."""
     monkeypatch.setattr(onnx_int8, "MIN_INT8_PROBE_COSINE", 1.0001)
-    settings = Settings(home=tmp_path / "home", embed_int8=True, model_dir=export_copy.folder.parent)
+    settings = Settings(home=tmp_path / "home", embed_precision="int8", model_dir=export_copy.folder.parent)
     with pytest.raises(ModelError) as caught:
         _ = create_app(settings).embedder
     message = str(caught.value)
     assert "strays from the float vectors" in message
-    assert "FOOTNOTE_EMBED_INT8=false" in message and "FOOTNOTE_EMBED_RUNTIME=torch" in message
+    assert "FOOTNOTE_EMBED_PRECISION=fp32" in message and "FOOTNOTE_EMBED_RUNTIME=torch" in message

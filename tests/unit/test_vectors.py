@@ -151,14 +151,19 @@ def test_another_embedder_is_refused_with_both_identities_and_the_fix(index_path
 @pytest.mark.parametrize(
     ("built_with", "wanted", "fix"),
     [
-        ("minilm-l6@onnx-fp32", "minilm-l6@onnx-int8", "set FOOTNOTE_EMBED_INT8=false, or"),
-        ("minilm-l6@onnx-int8", "minilm-l6@onnx-fp32", "set FOOTNOTE_EMBED_INT8=true, or"),
+        ("minilm-l6@onnx-fp32", "minilm-l6@onnx-int8", "set FOOTNOTE_EMBED_PRECISION=fp32, or"),
+        ("minilm-l6@onnx-int8", "minilm-l6@onnx-fp32", "set FOOTNOTE_EMBED_PRECISION=int8, or"),
         ("minilm-l6@torch-int8", "minilm-l6@onnx-int8", "set FOOTNOTE_EMBED_RUNTIME=torch, or"),
         ("minilm-l6@onnx-int8", "minilm-l6@torch-int8", "set FOOTNOTE_EMBED_RUNTIME=onnx, or"),
         (
             "minilm-l6@torch-fp32",
             "minilm-l6@onnx-int8",
-            "set FOOTNOTE_EMBED_RUNTIME=torch and FOOTNOTE_EMBED_INT8=false, or",
+            "set FOOTNOTE_EMBED_RUNTIME=torch and FOOTNOTE_EMBED_PRECISION=fp32, or",
+        ),
+        (
+            "minilm-l6@torch-bf16",
+            "minilm-l6@onnx-int8",
+            "set FOOTNOTE_EMBED_RUNTIME=torch and FOOTNOTE_EMBED_PRECISION=bf16, or",
         ),
         ("minilm-l6@onnx-int8", "bge-small@onnx-int8", "set FOOTNOTE_EMBEDDER=minilm-l6, or"),
         # No setting selects a runtime of an embedder passed in code: rebuilding is the fix.

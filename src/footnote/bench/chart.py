@@ -124,3 +124,49 @@ def _panel(
             f'text-anchor="end">{name}</text>'
         )
     return "".join(parts)
+
+
+def write_bars(bars: Sequence[tuple[str, float]], stem: Path, title: str, unit: str) -> Path:
+    """Write a horizontal bar chart of `bars` (label, value in `unit`) to `stem`.png (matplotlib)
+    or `stem`.svg; return the path written."""
+    try:
+        import matplotlib
+    except ImportError:
+        path = stem.with_suffix(".svg")
+        path.write_text(_svg_bars(bars, title, unit), encoding="utf-8")
+        return path
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 0.6 * len(bars) + 1.4))
+    labels = [label for label, _ in bars][::-1]
+    values = [value for _, value in bars][::-1]
+    drawn = axes.barh(labels, values, color="#1f77b4")
+    axes.bar_label(drawn, labels=[f"{value:.4g}" for value in values], padding=3)
+    axes.set(xlabel=unit, title=title)
+    axes.set_xlim(0, max(values, default=1.0) * 1.18 or 1.0)
+    figure.tight_layout()
+    path = stem.with_suffix(".png")
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def _svg_bars(bars: Sequence[tuple[str, float]], title: str, unit: str) -> str:
+    width, row, left = 640, 26, 220
+    top = 40
+    largest = max((value for _, value in bars), default=1.0) or 1.0
+    parts = [f'<text x="10" y="20" font-size="13">{title} ({unit})</text>']
+    for index, (label, value) in enumerate(bars):
+        y = top + index * row
+        length = (width - left - 80) * value / largest
+        parts.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{label}</text>')
+        parts.append(f'<rect x="{left}" y="{y}" width="{length:.1f}" height="{row - 6}" fill="#1f77b4"/>')
+        parts.append(f'<text x="{left + length + 4:.1f}" y="{y + 15}">{value:.4g}</text>')
+    height = top + row * len(bars) + 10
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        'font-family="sans-serif" font-size="11"><rect width="100%" height="100%" fill="white"/>'
+        + "".join(parts)
+        + "</svg>"
+    )

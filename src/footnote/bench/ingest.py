@@ -18,6 +18,7 @@ from typing import Any
 
 from footnote.config import Settings
 from footnote.models.base import Embedder, Vector
+from footnote.models.cpu import cpu_description
 
 
 class TimedEmbedder(Embedder):
@@ -76,6 +77,7 @@ def footnote_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, An
 
     started = time.perf_counter()
     inner = create_app(settings).embedder
+    inner.embed_many(["The embedder is loaded before the timed ingest, as the plain encode's is."])
     prepared = time.perf_counter() - started
     embedder = TimedEmbedder(inner)
     app = create_app(settings, embedder=embedder)
@@ -140,20 +142,28 @@ def padding_share(embedder: Embedder) -> float | None:
     return round(1 - getattr(embedder, "tokens_run", 0) / positions, 4)
 
 
+def write_ingest_chart(result: dict[str, Any], stem: Path) -> Path:
+    """The side-by-side's seconds as a bar chart at `stem`.png (or .svg); returns its path."""
+    from footnote.bench.chart import write_bars
+
+    bars = [
+        ("plain encode (truncating)", float(result["plain_encode_seconds"])),
+        ("footnote ingest", float(result["footnote_ingest_seconds"])),
+        ("  of which embedding", float(result["footnote_embedding_seconds"])),
+    ]
+    embedder = result["footnote_embedder"]
+    title = (
+        f"{result['documents']} documents, {result['machine']['cpu']}, "
+        f"{embedder['runtime']}-{embedder['precision']}: ratio {result['ratio']}"
+    )
+    return write_bars(bars, stem, title, "seconds")
+
+
 def machine() -> dict[str, Any]:
-    """The CPU, its vector-instruction flags (what int8 and float kernels pick their paths by)
-    and the load: other work on the machine slows both halves."""
-    try:
-        cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
-    except OSError:
-        cpuinfo = []
-    flags = next((row for row in cpuinfo if row.startswith("flags")), "").split(":", 1)[-1].split()
-    model = next((row for row in cpuinfo if row.startswith("model name")), "").split(":", 1)[-1].strip()
-    wanted = ("avx", "fma", "vnni", "amx", "sse4", "f16c", "bf16")
+    """The CPU, its vector-instruction flags (what int8, bf16 and float kernels pick their paths
+    by) and the load: other work on the machine slows both halves."""
     return {
-        "cpus": os.cpu_count(),
-        "cpu": model or platform.processor(),
-        "cpu_flags": sorted(flag for flag in flags if any(w in flag for w in wanted)),
+        **cpu_description(),
         "python": platform.python_version(),
         "load_average_1m_at_end": round(os.getloadavg()[0], 2),
     }

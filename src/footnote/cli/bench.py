@@ -103,19 +103,21 @@ def ingest(
     import json
     from datetime import UTC, datetime
 
-    from footnote.bench.ingest import compare_folder
+    from footnote.bench.ingest import compare_folder, write_ingest_chart
     from footnote.config import Settings
 
     result = compare_folder(paths, Settings())
     result["when"] = datetime.now(UTC).isoformat(timespec="seconds")
     out.mkdir(parents=True, exist_ok=True)
     report = out / f"{label}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
+    chart = write_ingest_chart(result, report.with_suffix(""))
+    result["chart"] = chart.name
     report.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     if json_output:
         output.print_json(result)
         return
     _print_ingest_table(result)
-    output.console.print(f"wrote {report}")
+    output.console.print(f"wrote {report} and {chart}")
 
 
 def _print_ingest_table(result: dict[str, object]) -> None:

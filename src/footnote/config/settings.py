@@ -85,18 +85,23 @@ class Settings(BaseSettings):
     seed: int = 0
     threads: int = Field(0, ge=0, description="LLM threads; 0 picks the number of cores")
     embed_batch_size: int = Field(32, ge=1, le=1024)
-    # On: SciFact embeds about 1.5x faster on CPU (benchmarks/results/ingest_scifact-ingest-onnx-*);
-    # hybrid nDCG@10 with int8 is 0.7230 at 200/40 (eval_retrieval_scifact-onnx-int8-*), with
-    # no float run saved to compare.
-    embed_int8: bool = Field(
-        True,
-        description="embed with int8 weights (with ONNX Runtime: a copy quantized once from the float "
-        "export, checked against it): faster on CPU; rebuild the index to switch",
-    )
-    embed_runtime: Literal["onnx", "torch"] = Field(
-        "onnx",
+    # auto: the fastest measured on this CPU (footnote.models.cpu), unless an index exists, whose
+    # recorded runtime and precision are kept; SciFact ingest and retrieval figures for each
+    # choice are under benchmarks/results/ (ingest_scifact-*, eval_retrieval_scifact-*).
+    embed_runtime: Literal["auto", "onnx", "torch"] = Field(
+        "auto",
         description="run a local embedder with ONNX Runtime (exported once, checked against torch; a model "
-        "that cannot be exported is an error, never run by torch in its place) or torch",
+        "that cannot be exported is an error, never run by torch in its place), torch, or auto: the "
+        "fastest on this CPU, or what the existing index was built with",
+    )
+    embed_precision: Literal["auto", "fp32", "int8", "bf16"] = Field(
+        "auto",
+        description="the embedder's precision: fp32, int8 (a copy quantized once, checked against the float "
+        "model), bf16 (torch, for CPUs with AMX; queries through the float ONNX export) or auto: the "
+        "fastest on this CPU, or what the existing index was built with; rebuild the index to switch",
+    )
+    embed_int8: bool | None = Field(
+        None, description="the older spelling of embed_precision: true is int8, false is fp32"
     )
 
     @field_validator("home", mode="after")

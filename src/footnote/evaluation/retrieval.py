@@ -173,6 +173,7 @@ def run_evaluation(
         "ingest": report.summary(),
         "settings": {
             "embedder": s.embedder,
+            "embedder_identity": app.embedder.identity,
             "chunk_tokens": s.chunk_tokens,
             "chunk_overlap": s.chunk_overlap,
             "rrf_k": s.rrf_k,

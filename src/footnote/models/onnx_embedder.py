@@ -97,16 +97,20 @@ class OnnxEmbedder(Embedder):
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
             return []
-        if self._batch_session is None:
-            self._batch_session = _session(self._model.graph, threads=self._threads)
         encodings = self._tokenizer.encode_batch(list(texts))
         # Similar lengths share a batch, so little of each batch is padding.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
-            vectors[rows] = self._run(self._batch_session, [encodings[i] for i in rows])
+            vectors[rows] = self._run_batch([encodings[i] for i in rows])
         return vectors.tolist()
+
+    def _run_batch(self, encodings: Sequence[Any]) -> np.ndarray:
+        """Vectors for one batch of a bulk embed (single queries take `_embed_one`)."""
+        if self._batch_session is None:
+            self._batch_session = _session(self._model.graph, threads=self._threads)
+        return self._run(self._batch_session, encodings)
 
     def embed(self, text: str) -> Vector:
         return self._recent.get_or_make(text, self._embed_one)
@@ -126,6 +130,11 @@ class OnnxEmbedder(Embedder):
         return offsets
 
     def _run(self, session: Any, encodings: Sequence[Any]) -> np.ndarray:
+        result: np.ndarray = session.run(None, self._feeds(encodings))[0]
+        return result
+
+    def _feeds(self, encodings: Sequence[Any]) -> dict[str, np.ndarray]:
+        """The model's inputs for one batch, padded to its longest text, and counted."""
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -139,8 +148,7 @@ class OnnxEmbedder(Embedder):
         feeds = {"input_ids": ids, "attention_mask": mask}
         if self._model.token_types:
             feeds["token_type_ids"] = types
-        result: np.ndarray = session.run(None, feeds)[0]
-        return result
+        return feeds
 
 
 def _session(graph: Path, threads: int) -> Any:
@@ -223,13 +231,25 @@ def _export_checked(source: Path, target: Path) -> dict[str, Any]:
         raise ModelError(f"{source} could not be exported to ONNX ({exc})") from exc
 
 
-def _export(source: Path, target: Path) -> dict[str, Any]:
-    import torch
+def _sentence_transformer(source: Path) -> Any:
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()  # no "Loading weights" bar in a command's output
-    model = SentenceTransformer(str(source), device="cpu", local_files_only=True, trust_remote_code=False)
+    return SentenceTransformer(str(source), device="cpu", local_files_only=True, trust_remote_code=False)
+
+
+def load_torch_encoder(source: Path, token_types: bool) -> Any:
+    """The torch module that the export of `source` was traced from: transformer, mean pooling
+    and normalisation, taking the export's inputs in its order."""
+    transformer, _ = _check_modules(_sentence_transformer(source), source)
+    return _pooled_encoder(transformer.auto_model.eval(), token_types).eval()
+
+
+def _export(source: Path, target: Path) -> dict[str, Any]:
+    import torch
+
+    model = _sentence_transformer(source)
     transformer, pooling = _check_modules(model, source)
     backend = getattr(transformer.tokenizer, "backend_tokenizer", None)
     if backend is None:

@@ -67,7 +67,7 @@ def _quantize(model: ExportedModel, target: Path) -> dict[str, Any]:
         quantize_dynamic(model.graph, target / "model.onnx", weight_type=QuantType.QInt8, per_channel=True)
     except Exception as exc:  # onnxruntime raises bare Exceptions, and a failed copy must not stop embedding
         raise ModelError(
-            f"{model.graph} could not be quantized to int8 ({exc}); set FOOTNOTE_EMBED_INT8=false"
+            f"{model.graph} could not be quantized to int8 ({exc}); set FOOTNOTE_EMBED_PRECISION=fp32"
         ) from exc
     finally:
         quantizer_log.setLevel(level)
@@ -77,7 +77,7 @@ def _quantize(model: ExportedModel, target: Path) -> dict[str, Any]:
     if cosine < MIN_INT8_PROBE_COSINE:
         raise ModelError(
             f"the int8 copy of {model.graph} strays from the float vectors (cosine {cosine:.4f} "
-            f"< {MIN_INT8_PROBE_COSINE}); set FOOTNOTE_EMBED_INT8=false"
+            f"< {MIN_INT8_PROBE_COSINE}); set FOOTNOTE_EMBED_PRECISION=fp32"
         )
     return {
         "format": INT8_FORMAT,

@@ -19,7 +19,9 @@ from footnote.models.base import Vector
 
 Metadata = Mapping[str, str | int | float]
 
-EMBED_RUNTIMES = ("onnx", "torch")  # the values of FOOTNOTE_EMBED_RUNTIME
+EMBED_RUNTIMES = ("onnx", "torch")  # the values of FOOTNOTE_EMBED_RUNTIME besides auto
+EMBED_PRECISIONS = ("fp32", "int8", "bf16")  # the values of FOOTNOTE_EMBED_PRECISION besides auto
+PARAMS_FILE = "params.json"
 INDEX_FORMAT_VERSION = 2  # 2: `embedder` is an identity (model@runtime-precision), not a name
 
 
@@ -66,7 +68,7 @@ class ChromaVectorIndex(VectorIndex):
 
         path.mkdir(parents=True, exist_ok=True)
         if embedder_name is not None:
-            self._check_params(path / "params.json", embedder_name, dimension or 0)
+            self._check_params(path / PARAMS_FILE, embedder_name, dimension or 0)
         self._client = chromadb.PersistentClient(
             path=str(path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
         )
@@ -147,6 +149,22 @@ class ChromaVectorIndex(VectorIndex):
             offset += page
 
 
+def recorded_embedding(path: Path, model: str) -> tuple[str, str] | None:
+    """The (runtime, precision) that the index at `path` was built with by embedder `model`;
+    None when there is no such index, or it records another model or no runtime."""
+    try:
+        found = json.loads((path / PARAMS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or found.get("format") != INDEX_FORMAT_VERSION:
+        return None
+    built_model, _, how = str(found.get("embedder", "")).partition("@")
+    runtime, _, precision = how.partition("-")
+    if built_model != model or runtime not in EMBED_RUNTIMES or precision not in EMBED_PRECISIONS:
+        return None
+    return runtime, precision
+
+
 def _settings_for(built_with: str, wanted: str) -> str:
     """The settings that open an index built with identity `built_with` when `wanted` is configured."""
     built_model, _, built_how = built_with.partition("@")
@@ -159,6 +177,6 @@ def _settings_for(built_with: str, wanted: str) -> str:
     # Only runtimes and precisions that a setting selects; an embedder passed in code has others.
     if built_runtime != runtime and built_runtime in EMBED_RUNTIMES:
         settings.append(f"FOOTNOTE_EMBED_RUNTIME={built_runtime}")
-    if built_precision != precision and built_precision in ("int8", "fp32"):
-        settings.append(f"FOOTNOTE_EMBED_INT8={'true' if built_precision == 'int8' else 'false'}")
+    if built_precision != precision and built_precision in EMBED_PRECISIONS:
+        settings.append(f"FOOTNOTE_EMBED_PRECISION={built_precision}")
     return "set " + " and ".join(settings) if settings else ""

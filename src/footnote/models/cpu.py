@@ -1,0 +1,78 @@
+"""The CPU under footnote, and the embedding runtime and precision that run fastest on it.
+
+Measured on SciFact abstracts with the bundled MiniLM, 2 cores, tokens per second (ingest
+benchmark results under benchmarks/results/ record the CPU's flags beside each figure):
+
+| CPU | torch fp32 | torch bf16 | ONNX fp32 | ONNX int8 |
+|---|---|---|---|---|
+| AMD EPYC, AVX2, no AVX-512 | 1.0x | (no bf16 units) | | 1.42x |
+| Intel Xeon, AVX-512 VNNI and AMX | 1.0x | 2.59x | 0.85x | 1.18x |
+
+bf16 matrix products pay where the CPU has AMX tiles for them; elsewhere int8 through ONNX
+Runtime is the fastest choice measured.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from functools import lru_cache
+from pathlib import Path
+
+# Flags that the embedding kernels pick their paths by; what a benchmark records.
+_KERNEL_FLAGS = ("avx", "fma", "vnni", "amx", "sse4", "f16c", "bf16")
+
+
+@lru_cache(maxsize=1)
+def _cpuinfo() -> tuple[str, frozenset[str]]:
+    try:
+        rows = Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:  # not Linux: no flags, so no choice that needs them
+        rows = []
+    flags = next((row for row in rows if row.startswith("flags")), "").split(":", 1)[-1].split()
+    model = next((row for row in rows if row.startswith("model name")), "").split(":", 1)[-1].strip()
+    return model or platform.processor(), frozenset(flags)
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (empty where the system does not list them)."""
+    return _cpuinfo()[1]
+
+
+def cpu_description() -> dict[str, object]:
+    """The CPU's model, core count and the flags that matter to embedding kernels."""
+    model, flags = _cpuinfo()
+    return {
+        "cpus": os.cpu_count(),
+        "cpu": model,
+        "cpu_flags": sorted(flag for flag in flags if any(w in flag for w in _KERNEL_FLAGS)),
+    }
+
+
+def fastest_embedding(flags: frozenset[str]) -> tuple[str, str]:
+    """The (runtime, precision) that embeds fastest on a CPU with `flags`."""
+    if "amx_bf16" in flags:
+        return "torch", "bf16"
+    return "onnx", "int8"
+
+
+def choose_embedding(
+    runtime: str, precision: str, built: tuple[str, str] | None, flags: frozenset[str], local: bool = True
+) -> tuple[str, str]:
+    """The (runtime, precision) to embed with, from the settings (either may be "auto").
+
+    An existing index's recorded choice (`built`) fills what is "auto", so an index keeps being
+    searched with what embedded it; a setting that contradicts it is kept, and the index then
+    refuses to open, naming the settings that would. Without an index, "auto" is the fastest on
+    this CPU. A model that is not a local folder has nothing to export, so torch runs it.
+    """
+    if built is not None and runtime in ("auto", built[0]) and precision in ("auto", built[1]):
+        return built
+    fast = fastest_embedding(flags) if local else ("torch", "int8")
+    if runtime == "auto" and precision == "auto":
+        return fast
+    if runtime == "auto":
+        runtime = "torch" if precision == "bf16" or not local else "onnx"
+    if precision == "auto":
+        precision = fast[1] if runtime == fast[0] else "int8"
+    return runtime, precision

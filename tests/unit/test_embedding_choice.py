@@ -1,0 +1,76 @@
+"""Which runtime and precision embed: as set, else as the existing index records, else the
+fastest on the CPU, so an index is never silently searched with vectors of another kind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from footnote.models.cpu import choose_embedding, fastest_embedding
+from footnote.store.vectors import INDEX_FORMAT_VERSION, recorded_embedding
+
+AMX = frozenset({"avx512f", "avx512_vnni", "amx_bf16", "amx_int8", "amx_tile"})
+AVX2 = frozenset({"avx", "avx2", "fma"})
+
+
+def test_the_fastest_choice_follows_the_cpu() -> None:
+    assert fastest_embedding(AMX) == ("torch", "bf16")
+    assert fastest_embedding(AVX2) == ("onnx", "int8")
+    assert fastest_embedding(frozenset()) == ("onnx", "int8")  # no flags listed: the portable choice
+
+
+@pytest.mark.parametrize(
+    ("runtime", "precision", "built", "flags", "chosen"),
+    [
+        ("auto", "auto", None, AMX, ("torch", "bf16")),
+        ("auto", "auto", None, AVX2, ("onnx", "int8")),
+        # An index built elsewhere keeps its choice on this CPU, whatever is fastest here.
+        ("auto", "auto", ("onnx", "int8"), AMX, ("onnx", "int8")),
+        ("auto", "auto", ("torch", "bf16"), AVX2, ("torch", "bf16")),
+        ("auto", "int8", ("onnx", "int8"), AMX, ("onnx", "int8")),
+        # A setting that contradicts the index is kept: the index then refuses, naming the fix.
+        ("auto", "fp32", ("onnx", "int8"), AMX, ("onnx", "fp32")),
+        ("torch", "auto", ("onnx", "int8"), AVX2, ("torch", "int8")),
+        # One half set: the other follows it.
+        ("auto", "bf16", None, AVX2, ("torch", "bf16")),
+        ("auto", "fp32", None, AMX, ("onnx", "fp32")),
+        ("torch", "auto", None, AMX, ("torch", "bf16")),
+        ("onnx", "auto", None, AMX, ("onnx", "int8")),
+        ("onnx", "fp32", None, AMX, ("onnx", "fp32")),
+    ],
+)
+def test_the_settings_then_the_index_then_the_cpu_choose(
+    runtime: str,
+    precision: str,
+    built: tuple[str, str] | None,
+    flags: frozenset[str],
+    chosen: tuple[str, str],
+) -> None:
+    assert choose_embedding(runtime, precision, built, flags) == chosen
+
+
+def test_a_model_id_runs_in_torch() -> None:
+    assert choose_embedding("auto", "auto", None, AMX, local=False) == ("torch", "int8")
+    assert choose_embedding("auto", "fp32", None, AMX, local=False) == ("torch", "fp32")
+
+
+def _params(folder: Path, embedder: str, version: int = INDEX_FORMAT_VERSION) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "params.json").write_text(
+        json.dumps({"format": version, "embedder": embedder, "dimension": 384})
+    )
+    return folder
+
+
+def test_the_recorded_choice_is_read_only_for_the_same_model(tmp_path: Path) -> None:
+    assert recorded_embedding(tmp_path / "none", "minilm-l6") is None
+    index = _params(tmp_path / "a", "minilm-l6@torch-bf16")
+    assert recorded_embedding(index, "minilm-l6") == ("torch", "bf16")
+    assert recorded_embedding(index, "bge-small") is None
+    assert recorded_embedding(_params(tmp_path / "b", "minilm-l6@python-fp32"), "minilm-l6") is None
+    assert recorded_embedding(_params(tmp_path / "c", "minilm-l6", version=1), "minilm-l6") is None
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "params.json").write_text("{not json")
+    assert recorded_embedding(tmp_path / "d", "minilm-l6") is None
