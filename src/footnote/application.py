@@ -279,6 +279,7 @@ class Application:
             reader=s.reader,
             evidence_tokens=s.evidence_tokens,
             evidence_floor=s.evidence_floor,
+            decline_unknown=s.decline_unknown_names,
             history_turns=s.history_turns,
             languages=self,
             judge=self.judge,

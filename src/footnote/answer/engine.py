@@ -40,6 +40,7 @@ from footnote.answer.prompt import (
 from footnote.answer.related import suggest_related
 from footnote.answer.render import render_markdown
 from footnote.answer.sentences import SentenceAssembler, strip_markers
+from footnote.answer.terms import named_words
 from footnote.answer.usage import (
     ANSWER_STEP,
     CONDENSE_STEP,
@@ -96,11 +97,12 @@ class Answer:
     extracted: bool = False  # the model's text had no support; a source sentence was quoted instead
     related_questions: list[str] = field(default_factory=list)
     match: float = 0.0  # how well the best source span matches the question
-    unrelated: bool = False  # the match fell below the relevance floor: no answer was generated
+    unrelated: bool = False  # the sources were taken not to answer (a floor, an unknown word)
     evidence_score: float = 0.0  # score of the best evidence passage (extract and evidence readers)
     answerability: float = 1.0  # how well the best answer-shaped sentence covers the question
     usage: TokenUsage = field(default_factory=TokenUsage)  # every model call, per step
     truncated: bool = False  # the answer stopped at its token limit
+    unknown_words: list[str] = field(default_factory=list)  # names of the question no document holds
 
     @property
     def prompt_tokens(self) -> int:
@@ -134,6 +136,7 @@ class Answer:
             "prompt_tokens": self.prompt_tokens,
             "usage": self.usage.to_dict(),
             "truncated": self.truncated,
+            "unknown_words": list(self.unknown_words),
             "sentences": [sentence_dict(s) for s in shown],
             "citations": [asdict(c) for s in shown for c in s.citations],
             "withheld_sentences": [sentence_dict(s) for s in self.sentences] if self.withheld else [],
@@ -228,7 +231,10 @@ class AnswerEngine:
         evidence_floor: float = EVIDENCE_FLOOR,
         history_turns: int = MAX_TURNS,
         languages: LanguageModels | None = None,
+        decline_unknown: bool = True,
     ) -> None:
+        # Decline a question that names a word (an identifier, an option, a name) no document holds.
+        self.decline_unknown = decline_unknown
         self.history_turns = history_turns
         # Which model answers a question in a given language (None: the generator, always).
         self.languages = languages
@@ -350,6 +356,15 @@ class AnswerEngine:
         if not sources:
             yield DoneEvent(self._answer(question, no_answer, [], sources, timings, usage))
             return
+        unknown = self._unknown_words(question, sources)
+        if unknown:
+            # The question is about something the documents never mention: the nearest sources
+            # are shown, and nothing is scored or generated.
+            declined = self._answer(question, no_answer, [], sources, timings, usage)
+            declined.unrelated, declined.unknown_words = True, unknown
+            timings["total"] = _ms_since(started)
+            yield DoneEvent(declined)
+            return
         checker = CitationChecker(
             sources, self.embedder, question=question, judge=self.judge, judge_threshold=self.verify_threshold
         )
@@ -421,6 +436,19 @@ class AnswerEngine:
             answer.related_questions = self._related(question, answer, usage)
             timings["related"] = _ms_since(started)
         yield DoneEvent(answer)
+
+    def _unknown_words(self, question: str, sources: Sequence[SearchHit]) -> list[str]:
+        """The words naming something in `question` that neither the indexed documents nor the
+        given sources hold. Capitalised words count as names in English questions only (German
+        capitalises every noun)."""
+        if not self.decline_unknown:
+            return []
+        words = named_words(question, names=self.language == ENGLISH)
+        if not words:
+            return []
+        shown = " ".join(f"{hit.title} {' '.join(hit.heading_path)} {hit.text}" for hit in sources).lower()
+        missing = [word for word in words if word.lower() not in shown]
+        return self.retriever.unknown_words(missing) if missing else []
 
     def _sources(self, question: str, hits: list[SearchHit], turns: Sequence[Message]) -> list[SearchHit]:
         """The hits shown as sources: all of them for the evidence reader, which reads only the

@@ -71,6 +71,7 @@ def run_answer_evaluation(
             if calibrate:
                 engine.abstain_below = engine.quote_above = engine.verify_threshold = 0.0
                 engine.relevance_floor = 0.0
+                engine.decline_unknown = False
             bar = question_bar(enabled=not json_output)
             with bar:
                 if "end_to_end" in chosen:

@@ -309,6 +309,13 @@ class Settings(BaseSettings):
         "source sentence holding the kind of token asked for) the documents are taken not to answer: "
         "footnote says so and shows the nearest sources; 0: off",
     )
+    # On docqa-dev it declines 1 of the 20 unanswerable questions (u19: "APNG") and none of the
+    # 80 answerable ones (benchmarks/evidence_model.py).
+    decline_unknown_names: bool = Field(
+        True,
+        description="decline a question that names a word no document holds (an identifier, an option, or "
+        "in English a capitalised name): footnote says the documents lack it and shows the nearest sources",
+    )
     quote_above: float = Field(
         0.0,
         ge=0.0,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -120,6 +120,10 @@ class HybridRetriever:
             with tracing.span("rerank", candidates=rerank):
                 hits = self.reranker.rerank(query, hits, rerank)
         return hits[: params.limit]
+
+    def unknown_words(self, words: Sequence[str]) -> list[str]:
+        """Those of `words` that no indexed chunk holds: the documents cannot answer about them."""
+        return self.catalog.unknown_words(words)
 
     def _searches_dense(self, params: RetrievalParams, language: str) -> bool:
         """Dense mode always does; in hybrid mode a dense list with no vote on the query is not searched."""

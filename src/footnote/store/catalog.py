@@ -393,6 +393,18 @@ class Catalog:
             rows = self._db.execute(query, args).fetchall()
         return [(int(row[0]), -float(row[1])) for row in rows]
 
+    def unknown_words(self, words: Sequence[str]) -> list[str]:
+        """Those of `words` that no chunk holds in any column of the keyword index (which stems
+        and folds case as it does for a search)."""
+        query = "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1"
+        unknown = []
+        with self._lock:
+            for word in dict.fromkeys(words):
+                phrase = '"' + word.replace('"', '""') + '"'
+                if self._db.execute(query, (phrase,)).fetchone() is None:
+                    unknown.append(word)
+        return unknown
+
     def document_ids(self, filters: SearchFilter) -> list[int]:
         """Ids of the documents `filters` lets through."""
         where, args = filters.sql("d")
