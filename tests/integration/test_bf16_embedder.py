@@ -32,13 +32,16 @@ def test_bf16_vectors_match_the_float_model_and_queries_match_batches(tmp_path: 
     exact = create_app(Settings(home=tmp_path / "b", embed_precision="fp32")).embedder
     assert isinstance(exact, OnnxEmbedder) and not isinstance(exact, Bf16Embedder)
 
-    batch = np.array(embedder.embed_many(TEXTS))
+    many = TEXTS * (bf16.TORCH_MIN_TEXTS // len(TEXTS) + 1)  # an ingest-sized call goes through torch
+    batch = np.array(embedder.embed_many(many))[: len(TEXTS)]
     expected = np.array(exact.embed_many(TEXTS))
     cosines = (batch * expected).sum(axis=1)
     assert cosines.min() > bf16.MIN_BF16_PROBE_COSINE
     assert cosines.max() < 1 - 1e-9  # really computed in bf16, not the float graph renamed
+    # Queries and small calls (a question's sources being checked) go through the float export.
     single = np.array([embedder.embed(text) for text in TEXTS])
-    assert np.allclose(single, expected, atol=1e-5)  # queries go through the float export
+    assert np.allclose(single, expected, atol=1e-5)
+    assert np.allclose(np.array(embedder.embed_many(TEXTS)), expected, atol=1e-5)
     assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
 
 
@@ -46,7 +49,7 @@ def test_a_bf16_copy_that_strays_is_refused(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(bf16, "MIN_BF16_PROBE_COSINE", 1.0001)
     embedder = create_app(Settings(home=tmp_path / "home", embed_precision="bf16")).embedder
     with pytest.raises(ModelError, match=r"strays from its float vectors.*FOOTNOTE_EMBED_PRECISION=fp32"):
-        embedder.embed_many(TEXTS)
+        embedder.embed_many(TEXTS * bf16.TORCH_MIN_TEXTS)
 
 
 def test_onnx_has_no_bf16(tmp_path: Path) -> None:

@@ -161,9 +161,10 @@ def _read_until_prompt(terminal: int, process: subprocess.Popen[bytes], timeout:
     """What the program wrote to the terminal up to its next "> " prompt."""
     seen = b""
     deadline = time.monotonic() + timeout
+    watch = select.poll()  # not select(), which refuses descriptors above 1023
+    watch.register(terminal, select.POLLIN)
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([terminal], [], [], 1.0)
-        if ready:
+        if watch.poll(1000):
             try:
                 seen += os.read(terminal, 65536)
             except OSError:  # the program closed the terminal

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer.citations import CitationChecker
-from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent
+from footnote.answer.citations import AnswerSentence, Citation, CitationChecker
+from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent, TokenEvent, _with_quote
 from footnote.answer.evidence import (
     answerability,
     asked_kinds,
@@ -217,3 +217,62 @@ def test_the_evidence_reader_shows_the_model_only_selected_passages(tmp_path: Pa
     assert system == EVIDENCE_PROMPT and user.startswith("Evidence:") and "32768" in user
     assert answer.sentences[0].supported and not answer.extracted
     assert answer.prompt_tokens > 0
+
+
+# --- where the best passage's quote goes ----------------------------------------------------
+
+
+def _sentence(text: str, numbers: list[int], supported: bool = True) -> AnswerSentence:
+    citations = [Citation(n, n, n, f"doc{n}.txt", text, 0, len(text), None, 0.9) for n in numbers]
+    return AnswerSentence(text, citations, supported, numbers, corrected=False)
+
+
+def _placed(model: list[AnswerSentence], quote: AnswerSentence) -> list[str]:
+    sentences: list[AnswerSentence] = []
+    events = [TokenEvent("x")] + [SentenceEvent(i, s) for i, s in enumerate(model)]
+    out = list(_with_quote(iter(events), quote, sentences))
+    streamed = [event for event in out if isinstance(event, SentenceEvent)]
+    assert [event.index for event in streamed] == list(range(len(sentences)))
+    assert [event.sentence for event in streamed] == sentences
+    assert isinstance(out[0], TokenEvent)  # tokens are not held back
+    return [sentence.text for sentence in sentences]
+
+
+def test_the_quote_goes_first_when_the_answer_rests_on_its_passage_or_on_none() -> None:
+    quote = _sentence("The default is 32768 bytes.", [1])
+    same = _sentence("sftp uses 32768 bytes.", [1])
+    unsupported = _sentence("It uses a large buffer.", [], supported=False)
+    both = _sentence("Both say 32768.", [1, 2])
+    assert _placed([same], quote) == [quote.text, same.text]
+    assert _placed([unsupported], quote) == [quote.text, unsupported.text]
+    assert _placed([both], quote) == [quote.text, both.text]
+    assert _placed([], quote) == [quote.text]  # the model wrote nothing: the quote is the answer
+
+
+def test_a_quote_the_answer_does_not_rest_on_is_dropped() -> None:
+    quote = _sentence("Lighthouses used whale oil.", [1])
+    elsewhere = _sentence("Augustin Fresnel invented the lens.", [2])
+    later = _sentence("He was French.", [1])
+    assert _placed([elsewhere, later], quote) == [elsewhere.text, later.text]
+
+
+def test_the_evidence_reader_streams_what_it_answers(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "sftp.txt").write_text(SFTP, encoding="utf-8")
+    (folder / "tar.md").write_text(TAR_EXIT, encoding="utf-8")
+    reply = "The buffer is 32768 bytes unless -B is given [1]."
+    generator = ScriptedGenerator([reply, reply])
+    settings = Settings(home=tmp_path / "home", reader="evidence", relevance_floor=0.0)
+    app = create_app(settings, embedder=HashingEmbedder(), generator=generator)
+    try:
+        app.ingest([folder])
+        question = "What buffer size does sftp use unless -B is given?"
+        events = list(app.ask_stream(question))
+        whole = app.ask(question)
+    finally:
+        app.close()
+    streamed = [event.sentence for event in events if isinstance(event, SentenceEvent)]
+    assert [event.index for event in events if isinstance(event, SentenceEvent)] == list(range(len(streamed)))
+    assert render_markdown(streamed) == whole.text == events[-1].answer.text
+    assert "32768 bytes" in whole.text and whole.citations

@@ -402,28 +402,33 @@ class AnswerEngine:
         if self.notice:
             sentences.append(AnswerSentence(self.notice, [], False, [], False, is_claim=False))
             yield SentenceEvent(0, sentences[0])
+        best_quote = None
         if passages:
-            # The best passage first, verbatim: shown at once, while the model reads; the model
-            # then adds what it finds, checked, and a sentence that only repeats it is dropped.
+            # The best passage, verbatim, goes before what the model adds (checked; a sentence
+            # that only repeats the passage is dropped), unless the model's answer rests on
+            # other passages only.
             best = passages[0]
-            sentences.append(checker.quoted(best.source, best.start, best.end, best.score))
-            _repeats(sentences[-1].text, written)
-            yield SentenceEvent(len(sentences) - 1, sentences[-1])
+            best_quote = checker.quoted(best.source, best.start, best.end, best.score)
+            _repeats(best_quote.text, written)
         quoted = len(sentences)
         if messages:
             generator = MeteredGenerator(self.generator, usage, ANSWER_STEP)
-            yield from self._generate(
-                generator, messages, params, checker, started, timings, sentences, pieces, written
+            generated: list[AnswerSentence] = []
+            events = self._generate(
+                generator, messages, params, checker, started, timings, generated, pieces, written
             )
+            yield from _with_quote(events, best_quote, sentences)
+        elif best_quote is not None:
+            sentences.append(best_quote)
+            yield SentenceEvent(len(sentences) - 1, best_quote)
         quote = None if passages else self._quote_instead(checker, question, sentences)
         if quote is not None:
             sentences.append(quote)
             yield SentenceEvent(len(sentences) - 1, quote)
         timings["total"] = _ms_since(started)
         answer = self._answer(question, "".join(pieces), sentences, sources, timings, usage)
-        answer.extracted = quote is not None or (
-            bool(passages) and not any(s.supported for s in sentences[quoted:])
-        )
+        from_model = [sentence for sentence in sentences[quoted:] if sentence is not best_quote]
+        answer.extracted = quote is not None or (bool(passages) and not any(s.supported for s in from_model))
         written_tokens = usage.step(ANSWER_STEP)
         answer.match, answer.evidence_score = match, evidence_score
         answer.truncated = bool(messages) and written_tokens.completion >= params.max_tokens
@@ -562,6 +567,37 @@ def check_question(question: str) -> str:
             f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}"
         )
     return question
+
+
+def _with_quote(
+    events: Iterator[AnswerEvent], quote: AnswerSentence | None, sentences: list[AnswerSentence]
+) -> Iterator[AnswerEvent]:
+    """The model's events, its sentences numbered on after `sentences` (to which they are added),
+    with `quote` held until the model's first sentence is checked. The quote goes before that
+    sentence unless the sentence is supported by other sources only: a passage the answer does
+    not rest on would put a footnote beside the point. With no sentence from the model, the
+    quote is the answer."""
+    pending = quote
+    for event in events:
+        if not isinstance(event, SentenceEvent):
+            yield event
+            continue
+        if pending is not None and not _rests_elsewhere(event.sentence, pending):
+            sentences.append(pending)
+            yield SentenceEvent(len(sentences) - 1, pending)
+        pending = None
+        sentences.append(event.sentence)
+        yield SentenceEvent(len(sentences) - 1, event.sentence)
+    if pending is not None:
+        sentences.append(pending)
+        yield SentenceEvent(len(sentences) - 1, pending)
+
+
+def _rests_elsewhere(sentence: AnswerSentence, quote: AnswerSentence) -> bool:
+    """Whether a supported `sentence` cites none of the sources `quote` cites."""
+    quoted = {citation.number for citation in quote.citations}
+    cited = {citation.number for citation in sentence.citations}
+    return sentence.supported and bool(cited) and not cited & quoted
 
 
 def _repeats(sentence: str, written: set[str]) -> bool:

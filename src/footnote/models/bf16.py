@@ -3,9 +3,10 @@
 On such a CPU, torch's bf16 matrix products embed SciFact about 2.6x faster than float32 and
 2.2x faster than ONNX Runtime's int8 copy, with vectors within 3e-5 in cosine of the float
 model's. A single query is too short for that to pay: torch's per-call overhead makes it
-several times slower than ONNX Runtime. So batches go through torch in bf16 and single texts
-through the checked float ONNX export of the same model, and both are checked against each
-other on the probe texts before the first batch is embedded. The index records `torch-bf16`,
+several times slower than ONNX Runtime, and loading torch costs more than bf16 saves on a few
+texts. So large batches (an ingest's) go through torch in bf16, and single texts and small
+batches through the checked float ONNX export of the same model; the two are checked against
+each other on the probe texts before the first bf16 batch is embedded. The index records `torch-bf16`,
 the runtime and precision of the vectors it stores.
 """
 
@@ -19,13 +20,16 @@ from typing import Any
 import numpy as np
 
 from footnote.errors import ModelError
-from footnote.models.base import precision_name
+from footnote.models.base import Vector, precision_name
 from footnote.models.onnx_embedder import PROBES, ExportedModel, OnnxEmbedder, load_torch_encoder
 
 # bf16 keeps 8 bits of mantissa; the products accumulate in float, so MiniLM's bf16 vectors stay
 # within 3e-5 in cosine of the float ones on SciFact abstracts and the probes. A model that
 # strays further is refused rather than mixed with float query vectors.
 MIN_BF16_PROBE_COSINE = 0.9995
+# Fewer texts than this in one call (a question's sources being checked, a small file) go through
+# the float export as well: loading torch would cost more than bf16 saves on them.
+TORCH_MIN_TEXTS = 128
 
 
 class Bf16Embedder(OnnxEmbedder):
@@ -44,9 +48,11 @@ class Bf16Embedder(OnnxEmbedder):
         self._encoder: Any = None
         self._encoder_lock = threading.Lock()
 
-    def _run_batch(self, encodings: Sequence[Any]) -> np.ndarray:
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        if len(texts) < TORCH_MIN_TEXTS:
+            return super().embed_batch(texts)
         self._checked_encoder()
-        return self._bf16(encodings)
+        return self._embed_sorted(texts, self._bf16)
 
     def _bf16(self, encodings: Sequence[Any]) -> np.ndarray:
         import torch

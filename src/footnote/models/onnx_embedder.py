@@ -95,6 +95,10 @@ class OnnxEmbedder(Embedder):
         self.tokens_run = 0
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        return self._embed_sorted(texts, self._run_batch)
+
+    def _embed_sorted(self, texts: Sequence[str], run: Callable[[Sequence[Any]], np.ndarray]) -> list[Vector]:
+        """Vectors of `texts`, batched by length and run through `run`, in input order."""
         if not texts:
             return []
         encodings = self._tokenizer.encode_batch(list(texts))
@@ -103,7 +107,7 @@ class OnnxEmbedder(Embedder):
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
-            vectors[rows] = self._run_batch([encodings[i] for i in rows])
+            vectors[rows] = run([encodings[i] for i in rows])
         return vectors.tolist()
 
     def _run_batch(self, encodings: Sequence[Any]) -> np.ndarray:
