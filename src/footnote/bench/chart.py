@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from footnote.bench.load import StepResult
 
@@ -37,16 +38,25 @@ def _series(steps: Sequence[StepResult]) -> dict[str, list[tuple[float, float]]]
     return series
 
 
-def write_chart(steps: Sequence[StepResult], stem: Path, title: str) -> Path:
-    """Write `stem`.png (matplotlib) or `stem`.svg; return the path written."""
+def pyplot() -> Any | None:
+    """matplotlib.pyplot drawing off screen, or None where matplotlib is not installed."""
     try:
         import matplotlib
     except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def write_chart(steps: Sequence[StepResult], stem: Path, title: str) -> Path:
+    """Write `stem`.png (matplotlib) or `stem`.svg; return the path written."""
+    plt = pyplot()
+    if plt is None:
         path = stem.with_suffix(".svg")
         path.write_text(_svg(steps, title), encoding="utf-8")
         return path
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     figure, (latency, qps) = plt.subplots(1, 2, figsize=(11, 4))
     for name, points in _series(steps).items():

@@ -1,4 +1,5 @@
-"""`footnote bench`: measure a running server, or ingest against a plain encode."""
+"""`footnote bench`: measure a running server, ingest against a plain encode, perplexity scoring
+against transformers and a plain llama-cpp-python loop."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from footnote.cli import output
 from footnote.errors import ConfigError
 
 bench_app = typer.Typer(
-    help="Measure a running footnote server, or ingest against a plain encode.", no_args_is_help=True
+    help="Measure a running footnote server, ingest against a plain encode, or perplexity scoring.",
+    no_args_is_help=True,
 )
 
 
@@ -144,3 +146,79 @@ def _print_ingest_table(result: dict[str, object]) -> None:
         f"beyond it {result['pipeline_seconds_beyond_embedding']} s; padding share "
         f"{result['footnote_padding_share']}; chunker counting {result['footnote_chunk_counting_seconds']} s"
     )
+
+
+@bench_app.command("ppl")
+def ppl(
+    text: Annotated[Path, typer.Argument(help="UTF-8 text file to score.", exists=True, dir_okay=False)],
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="Registered name or GGUF path (default: FOOTNOTE_LLM)."),
+    ] = None,
+    context: Annotated[int, typer.Option("--context", "-c", min=2, help="Window size in tokens.")] = 512,
+    stride: Annotated[
+        int | None, typer.Option(min=1, help="Tokens between window starts (default: no overlap).")
+    ] = None,
+    max_tokens: Annotated[
+        int, typer.Option("--max-tokens", min=2, help="Score the first N tokens of the text.")
+    ] = 4096,
+    threads: Annotated[int, typer.Option(min=0, help="CPU threads of every contender (0: every core).")] = 0,
+    skip: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Leave out a contender (repeatable): footnote, footnote-f32, footnote-q8_0, "
+            "llama-cpp-python, transformers."
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="The JSON report (default benchmarks/results/ppl-STAMP.json); the chart goes beside it."
+        ),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Perplexity of your text with footnote's scorer against transformers fp32 and a plain
+    llama-cpp-python loop (logits_all) in the same run: same tokens, same windows; PPL, tokens/s
+    and the ratios, a JSON report and a chart."""
+    import json
+
+    from footnote.bench.ppl import PplPlan, compare, default_out
+    from footnote.bench.ppl_chart import write_ppl_chart
+    from footnote.config import Settings
+
+    settings = Settings()
+    plan = PplPlan(text, model or settings.llm, context, stride, max_tokens, threads, frozenset(skip or ()))
+
+    def show(done: int, total: int) -> None:
+        output.errors.print(f"window group {done}/{total}", highlight=False)
+
+    report = compare(plan, settings, None if json_output else show)
+    path = out or default_out()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    chart = write_ppl_chart(report, path.with_suffix(""), f"footnote bench ppl: {text.name}, {plan.model}")
+    if json_output:
+        output.print_json(report)
+        return
+    _print_ppl_table(report)
+    output.console.print(f"wrote {path} and {chart}")
+
+
+def _print_ppl_table(report: dict[str, object]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from footnote.bench.ppl import describe, table
+
+    header, rows = table(report)
+    grid = Table(title=escape(describe(report)))
+    for index, column in enumerate(header):
+        grid.add_column(column, justify="left" if index == 0 else "right")
+    for row in rows:
+        grid.add_row(*(escape(cell) for cell in row))
+    output.console.print(grid)
+    if report.get("same_tokens") is False:
+        output.console.print(
+            "[yellow]the transformers tokenizer splits this text differently; all scored footnote's ids[/]"
+        )

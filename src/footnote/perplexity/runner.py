@@ -106,6 +106,12 @@ class _TokenDetail:
                 self._sink(TokenScore(index, token, text, offset, logprobs[index - scored_from]))
 
 
+def _batched(windows: Iterator[Window], size: int) -> Iterator[list[Window]]:
+    """Consecutive groups of up to `size` windows, pulled lazily (itertools.batched is 3.12+)."""
+    while group := list(itertools.islice(windows, size)):
+        yield group
+
+
 def _windows(scorer: TokenScorer, tokens: Iterator[int], options: ScoringOptions) -> Iterator[Window]:
     assert options.stride is not None and options.context_length is not None
     if options.protocol == "llama.cpp":
@@ -149,16 +155,16 @@ def score_text(
     detail = _TokenDetail(scorer.tokenizer, on_token) if on_token else None
     nll = RunningNLL()
     windows = 0
-    for window in _windows(scorer, tokens.tokens(stream), options):
-        if window.scored_count == 0:
-            continue
-        logprobs = scorer.score_window(window.inputs, window.first_scored)
-        if len(logprobs) != window.scored_count:
-            raise RuntimeError(f"{scorer.name} returned {len(logprobs)} scores for {window.scored_count}")
-        nll.add(logprobs)
-        windows += 1
-        if detail:
-            detail.emit(window, logprobs)
+    scored = (w for w in _windows(scorer, tokens.tokens(stream), options) if w.scored_count)
+    for group in _batched(scored, max(1, scorer.windows_per_batch)):
+        results = scorer.score_windows([(window.inputs, window.first_scored) for window in group])
+        for window, logprobs in zip(group, results, strict=True):
+            if len(logprobs) != window.scored_count:
+                raise RuntimeError(f"{scorer.name} returned {len(logprobs)} scores for {window.scored_count}")
+            nll.add(logprobs)
+            windows += 1
+            if detail:
+                detail.emit(window, logprobs)
         if on_progress:
             on_progress(ScoringProgress(tokens.count, nll.count, windows))
     _check_enough(source, text, tokens, options)

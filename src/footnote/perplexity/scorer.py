@@ -32,6 +32,7 @@ class TokenScorer(ABC):
 
     name: str = "scorer"
     context_length: int = 512  # the longest window `score_window` accepts
+    windows_per_batch: int = 1  # how many windows `score_windows` evaluates in one pass
     tokenizer: Tokenizer
 
     @abstractmethod
@@ -41,6 +42,13 @@ class TokenScorer(ABC):
         One value per i in `range(first_scored, len(token_ids))`, in order; the window is
         evaluated from scratch (no state carries over between calls). `first_scored >= 1`.
         """
+
+    def score_windows(self, windows: Sequence[tuple[Sequence[int], int]]) -> list[list[float]]:
+        """`score_window` of each (token_ids, first_scored), in order; at most `windows_per_batch`.
+
+        Backends that can evaluate several windows in one pass override it.
+        """
+        return [self.score_window(token_ids, first_scored) for token_ids, first_scored in windows]
 
     def score_window_top(
         self, token_ids: Sequence[int], first_scored: int, n: int

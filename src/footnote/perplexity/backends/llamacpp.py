@@ -4,11 +4,14 @@ The generator in `footnote.models.llama` is left alone; this opens its own conte
 window goes through a single `llama_decode` whose batch asks for logits only at the
 positions that predict a scored token, and those rows are read in place through a
 numpy view of llama.cpp's output buffer (no copy into Python lists, no full-vocab loop).
+Windows shorter than llama.cpp's physical batch (512 tokens) are packed several to a
+decode, one sequence each, so that short windows still fill the matrix multiplications.
 """
 
 from __future__ import annotations
 
 import ctypes
+import itertools
 import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -69,15 +72,18 @@ class LlamaCppScorer(TokenScorer):
         threads: int = 0,
         display_name: str | None = None,
     ) -> None:
+        per_batch = windows_per_decode(context_length)
         # flash attention: on CPU about 1.4x the batch throughput of the unfused attention
         self._llm: Any = open_llama(
             model_path,
             n_ctx=context_length,
             threads=threads,
             n_batch=context_length,
-            n_ubatch=min(context_length, 512),
+            n_ubatch=min(context_length, PHYSICAL_BATCH),
             logits_all=False,
         )
+        self._ctx: Any = self._llm._ctx.ctx
+        self._own_ctx: Any = None
         self.name = display_name or model_path.name
         self.model_path = model_path
         self.trained_context = int(self._llm._model.n_ctx_train())
@@ -88,13 +94,32 @@ class LlamaCppScorer(TokenScorer):
                 f"{self.trained_context} tokens; use --context-length {self.trained_context} or less"
             )
         self.context_length = context_length
+        if per_batch > 1:
+            self._own_ctx = _multi_sequence_context(self._llm, per_batch, context_length * per_batch)
+            self._ctx = self._own_ctx
+        self.windows_per_batch = per_batch
         self.tokenizer = LlamaCppTokenizer(self._llm._model.vocab)
         self._n_vocab = int(self._llm.n_vocab())
-        self._batch = _Batch(context_length)
+        self._batch = _Batch(context_length * per_batch)
 
     def score_window(self, token_ids: Sequence[int], first_scored: int) -> list[float]:
         logits = self._decode(token_ids, first_scored)
         return target_logprobs(logits, np.asarray(token_ids[first_scored:], dtype=np.intc))
+
+    def score_windows(self, windows: Sequence[tuple[Sequence[int], int]]) -> list[list[float]]:
+        """Up to `windows_per_batch` windows in one decode, each its own sequence."""
+        if len(windows) == 1:
+            return [self.score_window(*windows[0])]
+        if len(windows) > self.windows_per_batch:
+            raise ValueError(f"{len(windows)} windows in one decode; at most {self.windows_per_batch}")
+        for token_ids, first_scored in windows:
+            self._check_window(token_ids, first_scored)
+        rows = self._batch.load_many([(ids, first - 1, len(ids) - 1) for ids, first in windows])
+        logits = self._run_batch(rows, sum(len(ids) for ids, _ in windows))
+        targets = np.concatenate([np.asarray(ids[first:], dtype=np.intc) for ids, first in windows])
+        values = target_logprobs(logits, targets)
+        bounds = np.cumsum([0, *(len(ids) - first for ids, first in windows)]).tolist()
+        return [values[start:end] for start, end in itertools.pairwise(bounds)]
 
     def score_window_top(
         self, token_ids: Sequence[int], first_scored: int, n: int
@@ -105,33 +130,78 @@ class LlamaCppScorer(TokenScorer):
 
     def _decode(self, token_ids: Sequence[int], first_scored: int) -> npt.NDArray[np.float32]:
         """One llama_decode of the window; a view of the logits rows that predict scored tokens."""
-        import llama_cpp
+        n = len(token_ids)
+        self._check_window(token_ids, first_scored)
+        self._batch.load(token_ids, first_scored - 1, n - 1)
+        return self._run_batch(n - first_scored, n)
 
+    def _check_window(self, token_ids: Sequence[int], first_scored: int) -> None:
         n = len(token_ids)
         if not 1 <= first_scored < n <= self.context_length:
             raise ValueError(
                 f"bad window: {n} tokens, first scored {first_scored}, max {self.context_length}"
             )
-        ctx = self._llm._ctx.ctx
-        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
-        self._batch.load(token_ids, first_scored - 1, n - 1)
-        status = llama_cpp.llama_decode(ctx, self._batch.batch)
+
+    def _run_batch(self, rows: int, tokens: int) -> npt.NDArray[np.float32]:
+        """Decode the loaded batch from an empty cache; a view of its `rows` logits rows."""
+        import llama_cpp
+
+        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(self._ctx), True)
+        status = llama_cpp.llama_decode(self._ctx, self._batch.batch)
         if status != 0:
-            raise ModelError(f"llama.cpp could not evaluate a window of {n} tokens (llama_decode {status})")
-        rows = n - first_scored
-        return np.ctypeslib.as_array(llama_cpp.llama_get_logits(ctx), shape=(rows, self._n_vocab))
+            raise ModelError(f"llama.cpp could not evaluate {tokens} tokens (llama_decode {status})")
+        return np.ctypeslib.as_array(llama_cpp.llama_get_logits(self._ctx), shape=(rows, self._n_vocab))
 
     def close(self) -> None:
+        import llama_cpp
+
         batch = getattr(self, "_batch", None)
         if batch is not None:
             batch.free()
+        if getattr(self, "_own_ctx", None) is not None:
+            llama_cpp.llama_free(self._own_ctx)
+            self._own_ctx = None
         llm = getattr(self, "_llm", None)
         if llm is not None:
             llm.close()
 
 
+PHYSICAL_BATCH = 512  # llama.cpp's default n_ubatch: the rows one forward pass multiplies at once
+
+
+def windows_per_decode(context_length: int) -> int:
+    """How many windows of `context_length` tokens share one decode: as many as fill a physical batch."""
+    return max(1, min(PHYSICAL_BATCH // max(context_length, 1), _max_sequences()))
+
+
+def _max_sequences() -> int:
+    import llama_cpp
+
+    return int(llama_cpp.llama_max_parallel_sequences())
+
+
+def _multi_sequence_context(llm: Any, sequences: int, tokens: int) -> Any:
+    """A second context on `llm`'s model, like its own but holding `sequences` sequences of
+    `tokens` in all in one physical batch (llama-cpp-python's `Llama` always opens a
+    single-sequence context). Each sequence gets a cache of its own: with one unified cache,
+    llama.cpp's CPU flash attention gave some windows other log-probabilities than alone."""
+    import llama_cpp
+
+    params = type(llm.context_params).from_buffer_copy(llm.context_params)
+    params.n_batch = params.n_ubatch = tokens
+    # llama.cpp gives each sequence's cache a multiple of 256 cells; asking for that says nothing
+    params.n_ctx = sequences * -(-tokens // sequences // 256) * 256
+    params.n_seq_max = sequences
+    params.kv_unified = False
+    with quiet_llama_log():
+        ctx = llama_cpp.llama_init_from_model(llm._model.model, params)
+    if not ctx:
+        raise ModelError(f"llama.cpp could not open a context for {sequences} windows at once")
+    return ctx
+
+
 class _Batch:
-    """A llama_batch for one sequence, written through numpy views of its arrays."""
+    """A llama_batch of one or more sequences, written through numpy views of its arrays."""
 
     def __init__(self, capacity: int) -> None:
         import llama_cpp
@@ -141,17 +211,39 @@ class _Batch:
         self._positions = np.ctypeslib.as_array(self.batch.pos, shape=(capacity,))
         self._wants_logits = np.ctypeslib.as_array(self.batch.logits, shape=(capacity,))
         np.ctypeslib.as_array(self.batch.n_seq_id, shape=(capacity,))[:] = 1
+        self._sequence = [0] * capacity
         for i in range(capacity):
             self.batch.seq_id[i][0] = 0
         self._positions[:] = np.arange(capacity)
 
     def load(self, token_ids: Sequence[int], first_output: int, end_output: int) -> None:
         """Tokens at positions 0..n-1, with logits for rows first_output..end_output-1."""
-        n = len(token_ids)
-        self._tokens[:n] = token_ids
-        self._wants_logits[:n] = 0
-        self._wants_logits[first_output:end_output] = 1
-        self.batch.n_tokens = n
+        self.load_many([(token_ids, first_output, end_output)])
+
+    def load_many(self, windows: Sequence[tuple[Sequence[int], int, int]]) -> int:
+        """Window i as sequence i at positions 0..n_i-1, with logits for its rows
+        first_output..end_output-1; returns how many rows have logits."""
+        at = 0
+        for sequence, (token_ids, first_output, end_output) in enumerate(windows):
+            n = len(token_ids)
+            self._tokens[at : at + n] = token_ids
+            self._positions[at : at + n] = np.arange(n)
+            self._wants_logits[at : at + n] = 0
+            self._wants_logits[at + first_output : at + end_output] = 1
+            for i in range(at, at + n):
+                if self._sequence[i] != sequence:
+                    self.batch.seq_id[i][0] = self._sequence[i] = sequence
+            at += n
+        self.batch.n_tokens = at
+        return int(self._wants_logits[:at].sum())
+
+    def wanted_rows(self) -> list[int]:
+        """Batch rows whose logits the next decode returns."""
+        return np.flatnonzero(self._wants_logits[: self.batch.n_tokens]).tolist()
+
+    def sequences(self) -> list[tuple[int, int]]:
+        """(sequence, position) of every token in the batch."""
+        return [(self._sequence[i], int(self._positions[i])) for i in range(self.batch.n_tokens)]
 
     def free(self) -> None:
         import llama_cpp
