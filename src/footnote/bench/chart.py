@@ -139,15 +139,11 @@ def _panel(
 def write_bars(bars: Sequence[tuple[str, float]], stem: Path, title: str, unit: str) -> Path:
     """Write a horizontal bar chart of `bars` (label, value in `unit`) to `stem`.png (matplotlib)
     or `stem`.svg; return the path written."""
-    try:
-        import matplotlib
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         path = stem.with_suffix(".svg")
         path.write_text(_svg_bars(bars, title, unit), encoding="utf-8")
         return path
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     figure, axes = plt.subplots(figsize=(8, 0.6 * len(bars) + 1.4))
     labels = [label for label, _ in bars][::-1]
     values = [value for _, value in bars][::-1]
