@@ -230,7 +230,11 @@ def _sentence(text: str, numbers: list[int], supported: bool = True) -> AnswerSe
 def _placed(model: list[AnswerSentence], quote: AnswerSentence) -> list[str]:
     sentences: list[AnswerSentence] = []
     events = [TokenEvent("x")] + [SentenceEvent(i, s) for i, s in enumerate(model)]
-    out = list(_with_quote(iter(events), quote, sentences))
+
+    def corroborates(quote: AnswerSentence, sentence: AnswerSentence) -> bool:
+        return "32768" in quote.text and "32768" in sentence.text
+
+    out = list(_with_quote(iter(events), quote, sentences, corroborates))
     streamed = [event for event in out if isinstance(event, SentenceEvent)]
     assert [event.index for event in streamed] == list(range(len(sentences)))
     assert [event.sentence for event in streamed] == sentences
@@ -249,11 +253,21 @@ def test_the_quote_goes_first_when_the_answer_rests_on_its_passage_or_on_none() 
     assert _placed([], quote) == [quote.text]  # the model wrote nothing: the quote is the answer
 
 
-def test_a_quote_the_answer_does_not_rest_on_is_dropped() -> None:
+def test_a_quote_the_answer_does_not_rest_on_is_dropped_unless_it_holds_the_answer() -> None:
     quote = _sentence("Lighthouses used whale oil.", [1])
     elsewhere = _sentence("Augustin Fresnel invented the lens.", [2])
     later = _sentence("He was French.", [1])
     assert _placed([elsewhere, later], quote) == [elsewhere.text, later.text]
+    holding = _sentence("The default is 32768 bytes.", [1])
+    also = _sentence("Its buffer is 32768 bytes.", [2])
+    assert _placed([also], holding) == [holding.text, also.text]
+
+
+def test_a_quote_corroborates_a_sentence_that_adds_nothing_beyond_it() -> None:
+    checker = CitationChecker([hit(SFTP)], HashingEmbedder(), question="What buffer size does sftp use?")
+    quote = _sentence("The default is 32768 bytes.", [1])
+    assert checker.corroborates(quote, _sentence("sftp uses 32768 bytes by default.", [2]))
+    assert not checker.corroborates(quote, _sentence("sftp uses 65536 bytes.", [2]))
 
 
 def test_the_evidence_reader_streams_what_it_answers(tmp_path: Path) -> None:

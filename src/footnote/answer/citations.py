@@ -187,6 +187,11 @@ class CitationChecker:
             return None
         return {term: weight for term, weight in claim.items() if term not in self._question_terms}
 
+    def corroborates(self, quote: AnswerSentence, sentence: AnswerSentence) -> bool:
+        """Whether `quote` holds what `sentence` adds beyond the question (its answer)."""
+        novel = self._novel(content_terms(sentence.text))
+        return novel is not None and bool(novel) and _holds_novel(novel, frozenset(content_terms(quote.text)))
+
     def sentence_spans(self) -> list[SentenceSpan]:
         """Every single sentence of the sources with its terms and embedding, for evidence selection."""
         return [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
@@ -417,7 +417,7 @@ class AnswerEngine:
             events = self._generate(
                 generator, messages, params, checker, started, timings, generated, pieces, written
             )
-            yield from _with_quote(events, best_quote, sentences)
+            yield from _with_quote(events, best_quote, sentences, checker.corroborates)
         elif best_quote is not None:
             sentences.append(best_quote)
             yield SentenceEvent(len(sentences) - 1, best_quote)
@@ -570,19 +570,24 @@ def check_question(question: str) -> str:
 
 
 def _with_quote(
-    events: Iterator[AnswerEvent], quote: AnswerSentence | None, sentences: list[AnswerSentence]
+    events: Iterator[AnswerEvent],
+    quote: AnswerSentence | None,
+    sentences: list[AnswerSentence],
+    corroborates: Callable[[AnswerSentence, AnswerSentence], bool],
 ) -> Iterator[AnswerEvent]:
     """The model's events, its sentences numbered on after `sentences` (to which they are added),
     with `quote` held until the model's first sentence is checked. The quote goes before that
-    sentence unless the sentence is supported by other sources only: a passage the answer does
-    not rest on would put a footnote beside the point. With no sentence from the model, the
-    quote is the answer."""
+    sentence unless the sentence is supported by other sources only and the quote does not hold
+    its answer (`corroborates(quote, sentence)`): a passage the answer does not rest on would put
+    a footnote beside the point. With no sentence from the model, the quote is the answer."""
     pending = quote
     for event in events:
         if not isinstance(event, SentenceEvent):
             yield event
             continue
-        if pending is not None and not _rests_elsewhere(event.sentence, pending):
+        if pending is not None and (
+            not _rests_elsewhere(event.sentence, pending) or corroborates(pending, event.sentence)
+        ):
             sentences.append(pending)
             yield SentenceEvent(len(sentences) - 1, pending)
         pending = None

@@ -19,7 +19,6 @@ _CODE_TOKEN = re.compile(r"(?<![\w/.-])(?:--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[/_
 
 _PLAIN_COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _PIECE = re.compile(r"[^\W_]+")
-_SENTENCE_END = re.compile(r"[.?!:;]\s+$")
 
 CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(
@@ -74,10 +73,12 @@ def content_terms(text: str) -> dict[str, float]:
 def named_words(text: str, names: bool = True) -> list[str]:
     """The words that name something in `text`: the pieces of its identifiers and options
     ("argparse.BooleanOptionalAction", "--enable-fat", "SYSTEMD_OFFLINE") and, with `names`, its
-    capitalised words other than a sentence's first (all-capital and mixed-case words always).
+    all-capital and mixed-case words ("APNG", "NetworkManager").
 
     A question naming a thing no document mentions cannot be answered from them. Compounds of
-    lower-case words ("memory-mapped") are paraphrase rather than names, so they are left out.
+    lower-case words ("memory-mapped") are paraphrase rather than names, so they are left out, and
+    so are plain capitalised words ("Definitive", "Legend"): users misspell and paraphrase them,
+    and on RGB questions they declined answerable questions whose passages spell them otherwise.
     """
     found: list[str] = []
     for match in _CODE_TOKEN.finditer(text):
@@ -88,9 +89,7 @@ def named_words(text: str, names: bool = True) -> list[str]:
     if names:
         for match in _PIECE.finditer(text):
             word = match.group()
-            mixed = any(c.isupper() for c in word[1:])
-            opens = not text[: match.start()].strip() or _SENTENCE_END.search(text[: match.start()])
-            if word[0].isupper() and (mixed or not opens):
+            if word[0].isupper() and any(c.isupper() for c in word[1:]):
                 found.append(word)
     return [word for word in dict.fromkeys(found) if len(word) > 1 and not word.isdigit()]
 

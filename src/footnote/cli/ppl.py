@@ -19,6 +19,7 @@ from rich.table import Table
 from footnote.cli import output
 from footnote.config import Settings
 from footnote.errors import FootnoteError
+from footnote.models.gguf import answer_model_spec
 from footnote.perplexity import (
     PROTOCOLS,
     PerplexityResult,
@@ -206,7 +207,7 @@ def ppl(
     if protocol not in PROTOCOLS:
         raise FootnoteError(f"unknown --protocol '{protocol}'; use hf or llama.cpp")
     settings = Settings()
-    specs = model or [settings.llm]
+    specs = model or [answer_model_spec(settings)]
     chosen: ProtocolName = "llama.cpp" if protocol == "llama.cpp" else "hf"
     options = ScoringOptions(chosen, context_length, stride, max_tokens)
     results: list[PerplexityResult] = []

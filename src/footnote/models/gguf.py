@@ -28,11 +28,17 @@ def local_gguf(spec: str, settings: Settings) -> Path:
     return requantized(source, quantization, settings.model_cache)
 
 
-def answer_model_file(settings: Settings) -> Path:
-    """The GGUF the answer model is run from: `llm`, requantized to `llm_quantization` when that is
-    set and `llm` names a registered model or a GGUF file without its own `@quantization`."""
+def answer_model_spec(settings: Settings) -> str:
+    """The answer model as a spec: `llm`, with `@llm_quantization` when that is set and `llm`
+    names a registered model or a GGUF file without its own `@quantization`. Perplexity is
+    scored with it too unless another model is named."""
     spec = settings.llm
     quantizable = spec in REGISTRY or spec in JOINED_MODELS or spec.endswith(".gguf")
     if settings.llm_quantization and quantizable:
         spec = f"{spec}@{settings.llm_quantization}"
-    return local_gguf(spec, settings)
+    return spec
+
+
+def answer_model_file(settings: Settings) -> Path:
+    """The GGUF the answer model is run from (`answer_model_spec`)."""
+    return local_gguf(answer_model_spec(settings), settings)

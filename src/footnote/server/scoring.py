@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from footnote.config import Settings
 from footnote.errors import FootnoteError
+from footnote.models.gguf import answer_model_spec
 from footnote.perplexity import ScoringOptionError, TokenScorer, open_scorer
 from footnote.server.errors import ApiError
 
@@ -26,9 +27,8 @@ class ScoringHost:
         self._lock = threading.Lock()
 
     def _open_llm(self) -> TokenScorer:
-        return open_scorer(
-            self.settings.llm, self.settings, context_length=self.settings.score_context_tokens
-        )
+        spec = answer_model_spec(self.settings)
+        return open_scorer(spec, self.settings, context_length=self.settings.score_context_tokens)
 
     def use(self, work: Callable[[TokenScorer], T]) -> T:
         """Run `work` with the scorer, alone (loads the model on first use)."""
