@@ -403,14 +403,19 @@ class AnswerEngine:
             sentences.append(AnswerSentence(self.notice, [], False, [], False, is_claim=False))
             yield SentenceEvent(0, sentences[0])
         best_quote = None
+        quoted = len(sentences)
         if passages:
             # The best passage, verbatim, goes before what the model adds (checked; a sentence
-            # that only repeats the passage is dropped), unless the model's answer rests on
-            # other passages only.
+            # that only repeats the passage is dropped). Shown at once while the model reads
+            # when every passage is from one document; otherwise held until the model's first
+            # sentence, and left out if that rests on other documents only.
             best = passages[0]
             best_quote = checker.quoted(best.source, best.start, best.end, best.score)
             _repeats(best_quote.text, written)
-        quoted = len(sentences)
+            if len({sources[p.source].document_id for p in passages}) == 1 or not messages:
+                sentences.append(best_quote)
+                yield SentenceEvent(len(sentences) - 1, best_quote)
+                quoted, best_quote = len(sentences), None
         if messages:
             generator = MeteredGenerator(self.generator, usage, ANSWER_STEP)
             generated: list[AnswerSentence] = []
@@ -418,9 +423,6 @@ class AnswerEngine:
                 generator, messages, params, checker, started, timings, generated, pieces, written
             )
             yield from _with_quote(events, best_quote, sentences, checker.corroborates)
-        elif best_quote is not None:
-            sentences.append(best_quote)
-            yield SentenceEvent(len(sentences) - 1, best_quote)
         quote = None if passages else self._quote_instead(checker, question, sentences)
         if quote is not None:
             sentences.append(quote)
@@ -599,9 +601,9 @@ def _with_quote(
 
 
 def _rests_elsewhere(sentence: AnswerSentence, quote: AnswerSentence) -> bool:
-    """Whether a supported `sentence` cites none of the sources `quote` cites."""
-    quoted = {citation.number for citation in quote.citations}
-    cited = {citation.number for citation in sentence.citations}
+    """Whether a supported `sentence` cites no document that `quote` cites."""
+    quoted = {citation.document_id for citation in quote.citations}
+    cited = {citation.document_id for citation in sentence.citations}
     return sentence.supported and bool(cited) and not cited & quoted
 
 
