@@ -3,8 +3,9 @@ against transformers and a plain llama-cpp-python loop."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -102,7 +103,6 @@ def ingest(
     """Time `footnote ingest` of your files (into a scratch data directory) against a plain
     sentence-transformers encode of the same texts in the same run: seconds, tokens embedded,
     padding and the ratio."""
-    import json
     from datetime import UTC, datetime
 
     from footnote.bench.ingest import compare_folder, write_ingest_chart
@@ -110,16 +110,32 @@ def ingest(
 
     result = compare_folder(paths, Settings())
     result["when"] = datetime.now(UTC).isoformat(timespec="seconds")
-    out.mkdir(parents=True, exist_ok=True)
     report = out / f"{label}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
-    chart = write_ingest_chart(result, report.with_suffix(""))
+    _save_and_show(
+        result, report, lambda stem: write_ingest_chart(result, stem), json_output, _print_ingest_table
+    )
+
+
+def _save_and_show(
+    result: dict[str, Any],
+    path: Path,
+    draw: Callable[[Path], Path],
+    json_output: bool,
+    show: Callable[[dict[str, Any]], None],
+) -> None:
+    """Save `result` as JSON at `path` with its chart (drawn by `draw`) beside it, naming the chart
+    in it, then print it: the JSON with `--json`, else `show`'s table and the files written."""
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    chart = draw(path.with_suffix(""))
     result["chart"] = chart.name
-    report.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     if json_output:
         output.print_json(result)
         return
-    _print_ingest_table(result)
-    output.console.print(f"wrote {report} and {chart}")
+    show(result)
+    output.console.print(f"wrote {path} and {chart}")
 
 
 def _print_ingest_table(result: dict[str, object]) -> None:
@@ -181,7 +197,6 @@ def ppl(
     """Perplexity of your text with footnote's scorer against transformers fp32 and a plain
     llama-cpp-python loop (logits_all) in the same run: same tokens, same windows; PPL, tokens/s
     and the ratios, a JSON report and a chart."""
-    import json
 
     from footnote.bench.ppl import PplPlan, compare, default_out
     from footnote.bench.ppl_chart import write_ppl_chart
@@ -194,15 +209,9 @@ def ppl(
         output.errors.print(f"window group {done}/{total}", highlight=False)
 
     report = compare(plan, settings, None if json_output else show)
-    path = out or default_out()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    chart = write_ppl_chart(report, path.with_suffix(""), f"footnote bench ppl: {text.name}, {plan.model}")
-    if json_output:
-        output.print_json(report)
-        return
-    _print_ppl_table(report)
-    output.console.print(f"wrote {path} and {chart}")
+    title = f"footnote bench ppl: {text.name}, {plan.model}"
+    draw = lambda stem: write_ppl_chart(report, stem, title)  # noqa: E731 - one expression, named for reading
+    _save_and_show(report, out or default_out(), draw, json_output, _print_ppl_table)
 
 
 def _print_ppl_table(report: dict[str, object]) -> None:

@@ -86,7 +86,7 @@ class OnnxEmbedder(Embedder):
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(model.max_tokens)
         # One thread for single queries: on a busy CPU a second one costs more than it brings.
-        self._query_session = _session(model.graph, threads=1)
+        self._query_session = onnx_session(model.graph, threads=1)
         self._batch_session: Any = None
         self._recent = RecentVectors()
         # Token positions run through the model in batches, and how many of them were real
@@ -113,7 +113,7 @@ class OnnxEmbedder(Embedder):
     def _run_batch(self, encodings: Sequence[Any]) -> np.ndarray:
         """Vectors for one batch of a bulk embed (single queries take `_embed_one`)."""
         if self._batch_session is None:
-            self._batch_session = _session(self._model.graph, threads=self._threads)
+            self._batch_session = onnx_session(self._model.graph, threads=self._threads)
         return self._run(self._batch_session, encodings)
 
     def embed(self, text: str) -> Vector:
@@ -155,7 +155,7 @@ class OnnxEmbedder(Embedder):
         return feeds
 
 
-def _session(graph: Path, threads: int) -> Any:
+def onnx_session(graph: Path, threads: int) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
