@@ -314,7 +314,8 @@ class Settings(BaseSettings):
     decline_unknown_names: bool = Field(
         True,
         description="decline a question that names a word no document holds (an identifier, an option, or "
-        "in English a capitalised name): footnote says the documents lack it and shows the nearest sources",
+        "in English an all-capital or mixed-case word): footnote says the documents lack it and shows "
+        "the nearest sources",
     )
     quote_above: float = Field(
         0.0,
