@@ -85,7 +85,7 @@ def test_chart_is_an_svg_without_matplotlib(monkeypatch: pytest.MonkeyPatch, tmp
 def test_missing_transformers_names_the_install_and_the_skip(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "gguf" else real(name))
-    with pytest.raises(ConfigError, match=r"needs gguf.*pip install.*--skip transformers"):
+    with pytest.raises(ConfigError, match=r"need gguf.*pip install.*--skip transformers"):
         check_transformers()
 
 

@@ -1,5 +1,6 @@
-"""Which runtime and precision embed: as set, else as the existing index records, else the
-fastest on the CPU, so an index is never silently searched with vectors of another kind."""
+"""Which runtime and precision embed (as set, else as the existing index records, else the
+fastest on the CPU, so an index is never silently searched with vectors of another kind), and
+which runtime scores perplexity."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from footnote.models.cpu import choose_embedding, fastest_embedding
+from footnote.models.cpu import choose_embedding, fastest_embedding, fastest_scoring
 from footnote.store.vectors import INDEX_FORMAT_VERSION, recorded_embedding
 
 AMX = frozenset({"avx512f", "avx512_vnni", "amx_bf16", "amx_int8", "amx_tile"})
@@ -74,3 +75,8 @@ def test_the_recorded_choice_is_read_only_for_the_same_model(tmp_path: Path) -> 
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "params.json").write_text("{not json")
     assert recorded_embedding(tmp_path / "d", "minilm-l6") is None
+
+
+def test_perplexity_is_scored_in_bf16_only_where_the_cpu_has_amx() -> None:
+    assert fastest_scoring(AMX) == "torch-bf16"
+    assert fastest_scoring(AVX2) == "llama.cpp"

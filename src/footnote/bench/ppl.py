@@ -9,6 +9,8 @@ Contenders, all on one GGUF:
 - `footnote-q8_0`: the same scorer on the GGUF requantized to Q8_0 (`NAME@q8_0`), whose int8
   kernels are llama.cpp's fastest on most CPUs (Q4_1, the bundled model's format, has no
   repacked or tiled CPU kernel), at a perplexity cost the table shows;
+- `footnote-torch-bf16`: footnote's torch scorer (FOOTNOTE_SCORE_RUNTIME=torch-bf16, the `auto`
+  choice on CPUs with AMX) on the GGUF dequantized by transformers, its products in bfloat16;
 - `llama-cpp-python`: what a user writes from its README, `Llama(logits_all=True)`, `eval` a
   window, log-softmax row by row in numpy;
 - `transformers`: the GGUF dequantized to float32 by transformers, a forward pass per window and
@@ -43,7 +45,14 @@ from footnote.perplexity.scorer import Tokenizer, TokenScorer
 from footnote.perplexity.text import iter_text, iter_token_ids
 from footnote.perplexity.windows import sliding_windows
 
-CONTENDERS = ("footnote", "footnote-f32", "footnote-q8_0", "llama-cpp-python", "transformers")
+CONTENDERS = (
+    "footnote",
+    "footnote-f32",
+    "footnote-q8_0",
+    "footnote-torch-bf16",
+    "llama-cpp-python",
+    "transformers",
+)
 VARIANTS = {"f32": "exact dequant.", "q8_0": "requantized"}  # footnote on copies of the GGUF
 REFERENCE = "transformers"
 DEFAULT_MAX_TOKENS = 4096
@@ -141,13 +150,13 @@ def transformers_loop(model: Any) -> GroupScorer:
 
 
 def check_transformers() -> None:
-    """A ConfigError naming the fix when the transformers reference cannot run here."""
+    """A ConfigError naming the fix when the transformers contenders cannot run here."""
     missing = [name for name in ("torch", "transformers", "gguf") if importlib.util.find_spec(name) is None]
     if missing:
         raise ConfigError(
-            f"the transformers contender needs {', '.join(missing)}: install them with "
-            "`pip install transformers torch gguf accelerate` (or `pip install -e '.[dev]'`), "
-            "or pass --skip transformers"
+            f"the transformers contenders need {', '.join(missing)}: install them with "
+            "`pip install transformers torch gguf accelerate` (or `pip install -e .`), "
+            "or pass --skip transformers --skip footnote-torch-bf16"
         )
 
 
@@ -242,7 +251,7 @@ def _checked_stride(plan: PplPlan) -> int:
         raise ConfigError(f"every contender is skipped; keep one of {', '.join(CONTENDERS)}")
     if plan.model.startswith(("http://", "https://", "transformers:")):
         raise ConfigError(f"--model {plan.model}: bench ppl needs a GGUF, a registered name or a .gguf path")
-    if REFERENCE not in plan.skip:
+    if {REFERENCE, "footnote-torch-bf16"} - plan.skip:
         check_transformers()
     stride = plan.stride or plan.context
     if not 1 <= stride <= plan.context:
@@ -280,6 +289,14 @@ def _contenders(
         opened.append(scorer)
         label = f"footnote llama.cpp ({name}@{kind}, {note})"
         contenders.append(Contender(f"footnote-{kind}", label, footnote_contender(scorer)))
+    if "footnote-torch-bf16" not in plan.skip:
+        from footnote.perplexity.backends.transformers import TransformersScorer
+
+        cache = settings.model_cache / "transformers"
+        bf16 = TransformersScorer(gguf, cache_dir=cache, threads=threads, display_name=plan.model, bf16=True)
+        opened.append(bf16)
+        label = f"footnote torch bf16 ({plan.model}, GGUF dequantized)"
+        contenders.append(Contender("footnote-torch-bf16", label, footnote_contender(bf16)))
     if "llama-cpp-python" not in plan.skip:
         label = "plain llama-cpp-python (logits_all=True)"
         contenders.append(Contender("llama-cpp-python", label, naive_llama_cpp(gguf, plan.context, threads)))

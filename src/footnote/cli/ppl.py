@@ -28,7 +28,7 @@ from footnote.perplexity import (
     TokenScore,
     TokenSink,
     iter_text,
-    open_scorer,
+    open_perplexity_scorer,
     score_text,
 )
 from footnote.perplexity.runner import DEFAULT_CONTEXT, ProtocolName
@@ -115,7 +115,7 @@ def _score_one(
 ) -> PerplexityResult:
     context = options.context_length or DEFAULT_CONTEXT
     with ExitStack() as stack:
-        scorer = stack.enter_context(open_scorer(spec, settings, context_length=context))
+        scorer = stack.enter_context(open_perplexity_scorer(spec, settings, context_length=context))
         raw: BinaryIO = stack.enter_context(path.open("rb")) if path else sys.stdin.buffer
         stream = _CountingStream(raw)
         size = path.stat().st_size if path else None

@@ -230,6 +230,11 @@ class Settings(BaseSettings):
     score_context_tokens: int = Field(
         2048, ge=2, le=131_072, description="longest window the server scores in one pass"
     )
+    score_runtime: Literal["auto", "llama.cpp", "torch-bf16"] = Field(
+        "auto",
+        description="what `footnote ppl` scores a local model with: llama.cpp, torch in bf16 on the GGUF "
+        "dequantized once, or auto: torch-bf16 where the CPU has AMX, llama.cpp elsewhere",
+    )
     # --- tracing (OpenTelemetry), off unless an exporter is named ------------------------------
     trace_exporter: Literal["none", "console", "otlp"] = Field(
         "none", description="where request spans go: console (stderr) or an OTLP gRPC collector"

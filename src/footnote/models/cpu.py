@@ -76,3 +76,10 @@ def choose_embedding(
     if precision == "auto":
         precision = fast[1] if runtime == fast[0] else "int8"
     return runtime, precision
+
+
+def fastest_scoring(flags: frozenset[str]) -> str:
+    """The perplexity runtime that scores fastest on a CPU with `flags`: torch in bf16 where it
+    has AMX tiles (about 1.7x transformers' float32 there, while llama.cpp ran at 0.3-0.8x it),
+    llama.cpp elsewhere (`footnote bench ppl` measures both on the machine it runs on)."""
+    return "torch-bf16" if "amx_bf16" in flags else "llama.cpp"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from footnote.perplexity.errors import RemoteScorerError, ScoringOptionError, TextInputError
-from footnote.perplexity.models import open_scorer
+from footnote.perplexity.models import open_perplexity_scorer, open_scorer
 from footnote.perplexity.runner import (
     PROTOCOLS,
     ProgressSink,
@@ -61,6 +61,7 @@ __all__ = [
     "TokenScorer",
     "Tokenizer",
     "iter_text",
+    "open_perplexity_scorer",
     "open_scorer",
     "score_file",
     "score_string",

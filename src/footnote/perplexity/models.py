@@ -55,3 +55,24 @@ def open_scorer(
         threads=settings.threads,
         display_name=spec,
     )
+
+
+def open_perplexity_scorer(spec: str, settings: Settings, context_length: int = 512) -> TokenScorer:
+    """The scorer `footnote ppl` scores a local model with, on the runtime FOOTNOTE_SCORE_RUNTIME
+    names (auto: the fastest measured for this CPU, `footnote.models.cpu.fastest_scoring`): torch
+    in bf16 on the GGUF dequantized once, or llama.cpp. Remote and `transformers:` specs score as
+    they say."""
+    from footnote.models.cpu import cpu_flags, fastest_scoring
+
+    runtime = settings.score_runtime if settings.score_runtime != "auto" else fastest_scoring(cpu_flags())
+    if runtime != "torch-bf16" or is_remote(spec) or spec.startswith(TRANSFORMERS_PREFIX):
+        return open_scorer(spec, settings, context_length=context_length)
+    from footnote.perplexity.backends.transformers import TransformersScorer
+
+    return TransformersScorer(
+        local_gguf(spec, settings),
+        cache_dir=settings.model_cache / "transformers",
+        threads=settings.threads,
+        display_name=f"{spec} (torch bf16)",
+        bf16=True,
+    )
