@@ -1,12 +1,13 @@
 """The CPU under footnote, and the embedding runtime and precision that run fastest on it.
 
-Measured on SciFact abstracts with the bundled MiniLM, 2 cores, tokens per second (ingest
-benchmark results under benchmarks/results/ record the CPU's flags beside each figure):
+Measured on SciFact abstracts with the bundled MiniLM, 2 cores, tokens per second against a
+plain sentence-transformers encode in float32 (`benchmarks/embed_runtimes.py`; its results and
+the ingest benchmark's under benchmarks/results/ record the CPU's flags beside each figure):
 
 | CPU | torch fp32 | torch bf16 | ONNX fp32 | ONNX int8 |
 |---|---|---|---|---|
 | AMD EPYC, AVX2, no AVX-512 | 1.0x | (no bf16 units) | | 1.42x |
-| Intel Xeon, AVX-512 VNNI and AMX | 1.0x | 2.59x | 0.85x | 1.18x |
+| Intel Xeon, AVX-512 VNNI and AMX | 1.0x | 2.99x | 0.78x | 1.15x |
 
 bf16 matrix products pay where the CPU has AMX tiles for them; elsewhere int8 through ONNX
 Runtime is the fastest choice measured.
