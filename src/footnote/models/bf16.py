@@ -1,13 +1,13 @@
 """An embedder whose bulk work runs in bfloat16 through torch, for CPUs with AMX tiles.
 
 On such a CPU, torch's bf16 matrix products embed SciFact about 3x faster than float32 and
-2.6x faster than ONNX Runtime's int8 copy (`benchmarks/embed_runtimes.py`), with vectors within 3e-5 in cosine of the float
-model's. A single query is too short for that to pay: torch's per-call overhead makes it
-several times slower than ONNX Runtime, and loading torch costs more than bf16 saves on a few
-texts. So large batches (an ingest's) go through torch in bf16, and single texts and small
-batches through the checked float ONNX export of the same model; the two are checked against
-each other on the probe texts before the first bf16 batch is embedded. The index records `torch-bf16`,
-the runtime and precision of the vectors it stores.
+2.6x faster than ONNX Runtime's int8 copy (`benchmarks/embed_runtimes.py`), with vectors
+within 3e-5 in cosine of the float model's. A single query is too short for that to pay:
+torch's per-call overhead makes it several times slower than ONNX Runtime, and loading torch
+costs more than bf16 saves on a few texts. So large batches (an ingest's) go through torch in
+bf16, and single texts and small batches through the checked float ONNX export of the same
+model; the two are checked against each other on the probe texts before the first bf16 batch
+is embedded. The index records `torch-bf16`, the runtime and precision of the vectors it stores.
 """
 
 from __future__ import annotations
