@@ -86,8 +86,6 @@ class Application:
         local = Path(location).is_dir()
         built = recorded_embedding(s.vector_path, s.embedder)
         runtime, precision = choose_embedding(s.embed_runtime, precision, built, cpu_flags(), local)
-        if not local:
-            runtime = "torch"
         if runtime == "onnx" and precision == "bf16":
             raise ModelError(
                 "ONNX Runtime has no fast bf16 path on a CPU; set FOOTNOTE_EMBED_RUNTIME=torch (or auto) "
@@ -100,7 +98,7 @@ class Application:
             )
         return runtime, precision
 
-    def _float_export(self, location: str, verify: bool = True, int8: bool = False) -> ExportedModel:
+    def _onnx_export(self, location: str, verify: bool = True, int8: bool = False) -> ExportedModel:
         """The checked ONNX export of the local model (its int8 copy with `int8`)."""
         s = self.settings
         from footnote.models.onnx_embedder import exported_model
@@ -123,14 +121,14 @@ class Application:
 
         int8 = precision == "int8"
         # With int8 only the float export's manifest is read: its graph is hashed if quantized again.
-        model = self._float_export(location, verify=not int8, int8=int8)
+        model = self._onnx_export(location, verify=not int8, int8=int8)
         return OnnxEmbedder(model, self.settings.embedder, batch_size=self.settings.embed_batch_size)
 
     def _bf16_embedder(self, location: str) -> Embedder:
         from footnote.models.bf16 import Bf16Embedder
 
         s = self.settings
-        model = self._float_export(location)
+        model = self._onnx_export(location)
         return Bf16Embedder(model, Path(location), s.embedder, batch_size=s.embed_batch_size)
 
     def _torch_embedder(self, location: str, precision: str) -> Embedder:

@@ -67,13 +67,15 @@ def choose_embedding(
     refuses to open, naming the settings that would. Without an index, "auto" is the fastest on
     this CPU. A model that is not a local folder has nothing to export, so torch runs it.
     """
+    if not local:
+        runtime = "torch"
     if built is not None and runtime in ("auto", built[0]) and precision in ("auto", built[1]):
         return built
     fast = fastest_embedding(flags) if local else ("torch", "int8")
     if runtime == "auto" and precision == "auto":
         return fast
     if runtime == "auto":
-        runtime = "torch" if precision == "bf16" or not local else "onnx"
+        runtime = "torch" if precision == "bf16" else "onnx"
     if precision == "auto":
         precision = fast[1] if runtime == fast[0] else "int8"
     return runtime, precision

@@ -67,8 +67,17 @@ class OnnxEmbedder(Embedder):
 
     runtime = "onnx"
 
-    def __init__(self, model: ExportedModel, model_name: str, batch_size: int = 32, threads: int = 0) -> None:
-        """`model_name` names the model alone; the name clients see marks an int8 copy."""
+    def __init__(
+        self,
+        model: ExportedModel,
+        model_name: str,
+        batch_size: int = 32,
+        threads: int = 0,
+        query_threads: int = 1,
+    ) -> None:
+        """`model_name` names the model alone; the name clients see marks an int8 copy. Single
+        queries run on `query_threads`: on a busy CPU a second one costs an int8 graph more than
+        it brings."""
         from tokenizers import Tokenizer
 
         self._model = model
@@ -85,8 +94,7 @@ class OnnxEmbedder(Embedder):
         self._tokenizer = Tokenizer.from_file(str(model.tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(model.max_tokens)
-        # One thread for single queries: on a busy CPU a second one costs more than it brings.
-        self._query_session = onnx_session(model.graph, threads=1)
+        self._query_session = onnx_session(model.graph, threads=query_threads)
         self._batch_session: Any = None
         self._recent = RecentVectors()
         # Token positions run through the model in batches, and how many of them were real
