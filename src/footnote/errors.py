@@ -49,6 +49,21 @@ class StoreError(FootnoteError):
     """The catalog or the vector index refused an operation."""
 
 
+class StoreUnavailable(StoreError):
+    """A shared store (the PostgreSQL catalog, the Chroma server) cannot be reached now.
+
+    `setting` names the setting holding `url` (shown without its password); the server answers
+    503 with `Retry-After: retry_after` rather than failing the request as a bug.
+    """
+
+    def __init__(self, setting: str, url: str, problem: str, retry_after: int = 5) -> None:
+        super().__init__(f"{setting}={url}: {problem}")
+        self.setting = setting
+        self.url = url
+        self.problem = problem
+        self.retry_after = retry_after
+
+
 class NotFoundError(FootnoteError):
     """A document, model or other named thing does not exist."""
 

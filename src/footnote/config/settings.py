@@ -142,6 +142,19 @@ class Settings(BaseSettings):
         toml = TomlConfigSettingsSource(settings_cls, toml_file=_config_file())
         return (init_settings, env_settings, toml)
 
+    # --- shared stores (many `footnote serve` replicas on one corpus) -----------------------
+    catalog_url: str = Field(
+        "",
+        description="postgresql://user:password@host:port/db for a catalog shared by replicas; "
+        "empty: the embedded SQLite catalog in FOOTNOTE_HOME",
+    )
+    vector_url: str = Field(
+        "",
+        description="http://host:port of a Chroma server shared by replicas; "
+        "empty: the embedded Chroma index in FOOTNOTE_HOME",
+    )
+    vector_token: SecretStr | None = Field(None, description="token the Chroma server asks for, if any")
+
     # Paths derived from `home`, in one place so every part agrees on the layout.
     @property
     def catalog_path(self) -> Path:
