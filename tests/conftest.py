@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from footnote.config import Settings
 from footnote.models.base import Embedder, Generator
+
+if TYPE_CHECKING:
+    from tests.chroma_server import ChromaServer
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -68,3 +72,40 @@ def real_generator() -> Iterator[Generator]:
     from footnote.models.registry import resolve_llm
 
     yield LlamaCppGenerator(resolve_llm("smollm2-135m"), display_name="smollm2-135m", context_length=2048)
+
+
+def _chroma_executable() -> Path:
+    from tests.chroma_server import chroma_executable
+
+    executable = chroma_executable()
+    if executable is None:
+        pytest.skip("the `chroma` command (chromadb's CLI) is not installed beside this Python or on PATH")
+    return executable
+
+
+@pytest.fixture(scope="session")
+def _shared_chroma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaServer]:
+    from tests.chroma_server import ChromaServer
+
+    server = ChromaServer(_chroma_executable(), tmp_path_factory.mktemp("chroma") / "data")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def chroma(_shared_chroma: ChromaServer) -> ChromaServer:
+    """The test run's Chroma server, emptied for this test."""
+    _shared_chroma.reset()
+    return _shared_chroma
+
+
+@pytest.fixture
+def own_chroma(tmp_path: Path) -> Iterator[ChromaServer]:
+    """A Chroma server of this test's own, which it may stop and start."""
+    from tests.chroma_server import ChromaServer
+
+    server = ChromaServer(_chroma_executable(), tmp_path / "chroma")
+    server.start()
+    yield server
+    server.stop()

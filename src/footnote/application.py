@@ -29,7 +29,8 @@ from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog, DocumentRecord
-from footnote.store.vectors import ChromaVectorIndex, VectorIndex, recorded_embedding
+from footnote.store.vector_stores import open_vectors, recorded_vector_embedding
+from footnote.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from footnote.models.onnx_embedder import ExportedModel
@@ -84,7 +85,7 @@ class Application:
         if precision == "auto" and s.embed_int8 is not None:
             precision = "int8" if s.embed_int8 else "fp32"
         local = Path(location).is_dir()
-        built = recorded_embedding(s.vector_path, s.embedder)
+        built = recorded_vector_embedding(s, s.embedder)
         runtime, precision = choose_embedding(s.embed_runtime, precision, built, cpu_flags(), local)
         if runtime == "onnx" and precision == "bf16":
             raise ModelError(
@@ -212,9 +213,7 @@ class Application:
     @property
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
-            self._vectors = ChromaVectorIndex(
-                self.settings.vector_path, self.embedder.identity, self.embedder.dimension
-            )
+            self._vectors = open_vectors(self.settings, self.embedder.identity, self.embedder.dimension)
         return self._vectors
 
     @property
@@ -332,6 +331,18 @@ class Application:
             full_reconcile=not self._index_reconciled,
         )
 
+    def reconcile_stores(self) -> int:
+        """Bring the vector index in line with the catalog, once per process: vectors of chunks
+        the catalog lacks are deleted, chunks without vectors embedded. Returns how many were."""
+        ingestor = self.ingestor()
+        ingestor.reconcile(full=True)
+        self._index_reconciled = True
+        return ingestor.embed_pending()
+
+    @property
+    def stores_reconciled(self) -> bool:
+        return self._index_reconciled
+
     def search(
         self, query: str, limit: int = 10, mode: str = "hybrid", filters: SearchFilter | None = None
     ) -> list[SearchHit]:
@@ -361,7 +372,7 @@ class Application:
         record = self.find_document(path_or_id)
         self.catalog.delete_document(record.id)
         tombstones = self.catalog.tombstones()
-        index = self._vectors or ChromaVectorIndex(self.settings.vector_path, None, None)
+        index = self._vectors or open_vectors(self.settings, None, None)
         index.delete(tombstones)
         self.catalog.clear_tombstones(tombstones)
         return record

@@ -463,8 +463,10 @@ class Ingestor:
             self.catalog.clear_tombstones(tombstones)
         if not full:
             return
-        in_catalog = self.catalog.chunk_ids()
+        # The index is listed first: a vector written inside a catalog transaction that commits
+        # before the catalog is listed (another replica's ingest) is then not taken for an orphan.
         in_index = self.vectors.ids()
+        in_catalog = self.catalog.chunk_ids()
         orphaned = sorted(in_index.difference(in_catalog))
         if orphaned:
             self.vectors.delete(orphaned)

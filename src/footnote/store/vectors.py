@@ -1,7 +1,8 @@
-"""The vector index protocol and its Chroma implementation.
+"""The vector index protocol and its Chroma implementations (embedded here, the server in
+`chroma_server`), which share the collection code.
 
-A `params.json` beside the index records which embedder built it, by identity:
-model, runtime and precision (`minilm-l6@onnx-int8`). Opening it with another
+The index records which embedder built it, by identity: model, runtime and precision
+(`minilm-l6@onnx-int8`), in a `params.json` beside an embedded index. Opening it with another
 embedder is refused, because its vectors would not be comparable; so is an index
 from before identities were recorded (format 1), whose runtime is unknown.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -55,10 +57,70 @@ class VectorIndex(ABC):
         return {}
 
 
-class ChromaVectorIndex(VectorIndex):
-    """Chroma's embedded PersistentClient; footnote supplies every vector itself."""
+class ChromaCollectionIndex(VectorIndex):
+    """The vector index over one Chroma collection, wherever the collection lives; footnote
+    supplies every vector itself. Subclasses open the collection and say how its calls fail."""
 
     collection_name = "chunks"
+    _collection: Any
+
+    def _reaching(self) -> AbstractContextManager[None]:
+        """Around every call to the collection: where a remote failure becomes a StoreError."""
+        return nullcontext()
+
+    def upsert(
+        self, ids: Sequence[int], vectors: Sequence[Vector], metadata: Sequence[Metadata] | None = None
+    ) -> None:
+        if ids:
+            with self._reaching():
+                self._collection.upsert(
+                    ids=[str(i) for i in ids],
+                    embeddings=[list(v) for v in vectors],
+                    metadatas=[dict(m) for m in metadata] if metadata else None,
+                )
+
+    def query(
+        self, vector: Vector, limit: int, where: dict[str, Any] | None = None
+    ) -> list[tuple[int, float]]:
+        # Chroma returns what it has when asked for more than it holds (no count round trip).
+        with self._reaching():
+            result = self._collection.query(
+                query_embeddings=[list(vector)], n_results=limit, include=["distances"], where=where
+            )
+        ids, distances = result["ids"][0], result["distances"][0]
+        return [(int(i), 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
+
+    def delete(self, ids: Sequence[int]) -> None:
+        if ids:
+            with self._reaching():
+                self._collection.delete(ids=[str(i) for i in ids])
+
+    def vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
+        if not ids:
+            return {}
+        with self._reaching():
+            found = self._collection.get(ids=[str(i) for i in ids], include=["embeddings"])
+        return {int(i): [float(x) for x in v] for i, v in zip(found["ids"], found["embeddings"], strict=True)}
+
+    def count(self) -> int:
+        with self._reaching():
+            return int(self._collection.count())
+
+    def ids(self) -> set[int]:
+        found: set[int] = set()
+        page = 10_000
+        offset = 0
+        while True:
+            with self._reaching():
+                batch = self._collection.get(include=[], limit=page, offset=offset)["ids"]
+            found.update(int(i) for i in batch)
+            if len(batch) < page:
+                return found
+            offset += page
+
+
+class ChromaVectorIndex(ChromaCollectionIndex):
+    """Chroma's embedded PersistentClient, with the embedder's identity in `params.json` beside it."""
 
     def __init__(self, path: Path, embedder_name: str | None, dimension: int | None) -> None:
         """Open or create the index; `embedder_name` is the embedder's identity (`Embedder.identity`);
@@ -73,80 +135,51 @@ class ChromaVectorIndex(VectorIndex):
             path=str(path), settings=ChromaSettings(anonymized_telemetry=False, allow_reset=False)
         )
         # embedding_function=None: Chroma's default would fetch an ONNX model from the network.
-        self._collection: Any = self._client.get_or_create_collection(
+        self._collection = self._client.get_or_create_collection(
             self.collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"}
         )
 
     @staticmethod
     def _check_params(params_path: Path, embedder_name: str, dimension: int) -> None:
-        wanted = {"format": INDEX_FORMAT_VERSION, "embedder": embedder_name, "dimension": dimension}
+        wanted = index_params(embedder_name, dimension)
         if not params_path.exists():
             params_path.write_text(json.dumps(wanted, indent=2))
             return
-        found = json.loads(params_path.read_text())
-        if found == wanted:
-            return
-        built_with = str(found.get("embedder"))
         rebuild = (
             f"delete {params_path.parent} and run `footnote ingest` on the same files to embed them "
             "again, or use a new FOOTNOTE_HOME and ingest again"
         )
-        if found.get("format") != INDEX_FORMAT_VERSION:
-            raise StoreError(
-                f"the vector index at {params_path.parent} was built with embedder '{built_with}' "
-                "by an earlier footnote that did not record the embedder's runtime and precision, "
-                f"so it cannot be checked against '{embedder_name}'; {rebuild}"
-            )
-        settings = _settings_for(built_with, embedder_name) if found.get("dimension") == dimension else ""
+        refuse_another_embedder(
+            json.loads(params_path.read_text()), wanted, f"the vector index at {params_path.parent}", rebuild
+        )
+
+
+def index_params(embedder_name: str, dimension: int) -> dict[str, Any]:
+    """What an index records about the embedder that built it."""
+    return {"format": INDEX_FORMAT_VERSION, "embedder": embedder_name, "dimension": dimension}
+
+
+def refuse_another_embedder(
+    found: Mapping[str, Any], wanted: Mapping[str, Any], index: str, rebuild: str
+) -> None:
+    """Raise unless the recorded `found` is `wanted` (both as `index_params` gives them); the
+    message names `index`, the settings that would open it, and `rebuild`."""
+    if dict(found) == dict(wanted):
+        return
+    built_with = str(found.get("embedder"))
+    embedder_name, dimension = wanted["embedder"], wanted["dimension"]
+    if found.get("format") != INDEX_FORMAT_VERSION:
         raise StoreError(
-            f"the vector index at {params_path.parent} was built with embedder "
-            f"'{built_with}' ({found.get('dimension')} dimensions), not "
-            f"'{embedder_name}' ({dimension}); {settings + ', or ' if settings else ''}{rebuild}"
+            f"{index} was built with embedder '{built_with}' "
+            "by an earlier footnote that did not record the embedder's runtime and precision, "
+            f"so it cannot be checked against '{embedder_name}'; {rebuild}"
         )
-
-    def upsert(
-        self, ids: Sequence[int], vectors: Sequence[Vector], metadata: Sequence[Metadata] | None = None
-    ) -> None:
-        if ids:
-            self._collection.upsert(
-                ids=[str(i) for i in ids],
-                embeddings=[list(v) for v in vectors],
-                metadatas=[dict(m) for m in metadata] if metadata else None,
-            )
-
-    def query(
-        self, vector: Vector, limit: int, where: dict[str, Any] | None = None
-    ) -> list[tuple[int, float]]:
-        # Chroma returns what it has when asked for more than it holds (no count round trip).
-        result = self._collection.query(
-            query_embeddings=[list(vector)], n_results=limit, include=["distances"], where=where
-        )
-        ids, distances = result["ids"][0], result["distances"][0]
-        return [(int(i), 1.0 - float(d)) for i, d in zip(ids, distances, strict=True)]
-
-    def delete(self, ids: Sequence[int]) -> None:
-        if ids:
-            self._collection.delete(ids=[str(i) for i in ids])
-
-    def vectors(self, ids: Sequence[int]) -> dict[int, Vector]:
-        if not ids:
-            return {}
-        found = self._collection.get(ids=[str(i) for i in ids], include=["embeddings"])
-        return {int(i): [float(x) for x in v] for i, v in zip(found["ids"], found["embeddings"], strict=True)}
-
-    def count(self) -> int:
-        return int(self._collection.count())
-
-    def ids(self) -> set[int]:
-        found: set[int] = set()
-        page = 10_000
-        offset = 0
-        while True:
-            batch = self._collection.get(include=[], limit=page, offset=offset)["ids"]
-            found.update(int(i) for i in batch)
-            if len(batch) < page:
-                return found
-            offset += page
+    settings = _settings_for(built_with, embedder_name) if found.get("dimension") == dimension else ""
+    raise StoreError(
+        f"{index} was built with embedder "
+        f"'{built_with}' ({found.get('dimension')} dimensions), not "
+        f"'{embedder_name}' ({dimension}); {settings + ', or ' if settings else ''}{rebuild}"
+    )
 
 
 def recorded_embedding(path: Path, model: str) -> tuple[str, str] | None:
@@ -156,9 +189,15 @@ def recorded_embedding(path: Path, model: str) -> tuple[str, str] | None:
         found = json.loads((path / PARAMS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(found, dict) or found.get("format") != INDEX_FORMAT_VERSION:
+    return embedding_in(found, model) if isinstance(found, dict) else None
+
+
+def embedding_in(params: Mapping[str, Any], model: str) -> tuple[str, str] | None:
+    """The (runtime, precision) that recorded `params` (as `index_params` gives them) name for
+    embedder `model`; None when they record another model or no runtime."""
+    if params.get("format") != INDEX_FORMAT_VERSION:
         return None
-    built_model, _, how = str(found.get("embedder", "")).partition("@")
+    built_model, _, how = str(params.get("embedder", "")).partition("@")
     runtime, _, precision = how.partition("-")
     if built_model != model or runtime not in EMBED_RUNTIMES or precision not in EMBED_PRECISIONS:
         return None

@@ -1,0 +1,47 @@
+"""Which vector index the settings name: embedded Chroma in FOOTNOTE_HOME, or a Chroma server."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from footnote.config import Settings
+from footnote.store.vectors import ChromaVectorIndex, VectorIndex, embedding_in, recorded_embedding
+
+VectorKind = Literal["embedded", "chroma-server"]
+
+
+def vector_kind(settings: Settings) -> VectorKind:
+    return "chroma-server" if settings.vector_url else "embedded"
+
+
+def open_vectors(settings: Settings, embedder_name: str | None, dimension: int | None) -> VectorIndex:
+    """The index the settings name, checked against the embedder `embedder_name` (its identity);
+    None opens it for deletions only, unchecked."""
+    if settings.vector_url:
+        from footnote.store.chroma_server import ChromaServerVectorIndex
+
+        return ChromaServerVectorIndex(settings.vector_url, _token(settings), embedder_name, dimension)
+    return ChromaVectorIndex(settings.vector_path, embedder_name, dimension)
+
+
+def recorded_vector_embedding(settings: Settings, model: str) -> tuple[str, str] | None:
+    """The (runtime, precision) that the settings' index was built with by embedder `model`;
+    None when there is no such index yet, or it records another model or no runtime."""
+    if settings.vector_url:
+        from footnote.store.chroma_server import server_params
+
+        return embedding_in(server_params(settings.vector_url, _token(settings)) or {}, model)
+    return recorded_embedding(settings.vector_path, model)
+
+
+def check_vectors(settings: Settings) -> None:
+    """Raise the StoreError that opening the index would when its server is down or refuses us;
+    an embedded index has nothing to reach."""
+    if settings.vector_url:
+        from footnote.store.chroma_server import heartbeat
+
+        heartbeat(settings.vector_url, _token(settings))
+
+
+def _token(settings: Settings) -> str | None:
+    return settings.vector_token.get_secret_value() if settings.vector_token else None
