@@ -80,3 +80,44 @@ class ChromaServer:
     def log_tail(self, lines: int = 30) -> str:
         text = self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
+
+
+class TokenGate:
+    """A reverse proxy that lets through only requests bearing `token`, as one put in front of
+    `chroma run` (which checks none itself) does; others get Chroma's own 401 error body."""
+
+    def __init__(self, upstream: str, token: str) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        expected = f"Bearer {token}"
+
+        class Handler(BaseHTTPRequestHandler):
+            def _forward(self) -> None:
+                if self.headers.get("Authorization") != expected:
+                    self._answer(401, b'{"error": "AuthError", "message": "Unauthorized"}')
+                    return
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {"Content-Type": self.headers.get("Content-Type") or "application/json"}
+                reply = httpx.request(self.command, upstream + self.path, content=body, headers=headers)
+                self._answer(reply.status_code, reply.content)
+
+            def _answer(self, status: int, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = do_PUT = do_DELETE = _forward
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

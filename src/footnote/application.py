@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent
 from footnote.answer.entailment import SupportJudge, open_judge
 from footnote.config import Settings
-from footnote.errors import ModelError, NotFoundError
+from footnote.errors import FootnoteError, ModelError, NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
 from footnote.models.cpu import choose_embedding, cpu_flags
@@ -29,13 +29,20 @@ from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog, DocumentRecord
-from footnote.store.vector_stores import open_vectors, recorded_vector_embedding
+from footnote.store.timing import StoreObserver, timed
+from footnote.store.vector_stores import check_vectors, open_vectors, recorded_vector_embedding, vector_kind
 from footnote.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from footnote.models.onnx_embedder import ExportedModel
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StoreHealth:
+    kind: str  # embedded, postgresql or chroma-server
+    error: str | None = None  # None: it answered
 
 
 class Application:
@@ -60,6 +67,7 @@ class Application:
         self._keyword_index: MemoryKeywordIndex | None = None
         self._language_generator = language_generator
         self._language_generator_missing = ""  # why no language model could be opened
+        self._store_observer: StoreObserver | None = None
 
     # --- lazily built parts ----------------------------------------------------------------
 
@@ -213,8 +221,17 @@ class Application:
     @property
     def vectors(self) -> VectorIndex:
         if self._vectors is None:
-            self._vectors = open_vectors(self.settings, self.embedder.identity, self.embedder.dimension)
+            vectors = open_vectors(self.settings, self.embedder.identity, self.embedder.dimension)
+            observe = self._store_observer
+            self._vectors = timed(vectors, "vectors", observe) if observe else vectors
         return self._vectors
+
+    def observe_stores(self, observe: StoreObserver) -> None:
+        """Report every call to the catalog and the vector index to `observe` (metrics)."""
+        self._store_observer = observe
+        self.catalog = timed(self.catalog, "catalog", observe)
+        if self._vectors is not None:
+            self._vectors = timed(self._vectors, "vectors", observe)
 
     @property
     def reranker(self) -> Reranker | None:
@@ -342,6 +359,21 @@ class Application:
     @property
     def stores_reconciled(self) -> bool:
         return self._index_reconciled
+
+    def store_health(self) -> dict[str, StoreHealth]:
+        """Whether the catalog and the vector index answer now (a shared one is asked)."""
+        s = self.settings
+        catalog = StoreHealth("postgresql" if s.catalog_url else "embedded")
+        try:
+            self.catalog.count_chunks()
+        except FootnoteError as exc:
+            catalog = replace(catalog, error=str(exc))
+        vectors = StoreHealth(vector_kind(s))
+        try:
+            check_vectors(s)
+        except FootnoteError as exc:
+            vectors = replace(vectors, error=str(exc))
+        return {"catalog": catalog, "vectors": vectors}
 
     def search(
         self, query: str, limit: int = 10, mode: str = "hybrid", filters: SearchFilter | None = None

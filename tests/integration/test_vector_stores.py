@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from footnote.errors import StoreError, StoreUnavailable
 from footnote.store.chroma_server import ChromaServerVectorIndex, server_params
 from footnote.store.vector_stores import check_vectors, open_vectors, recorded_vector_embedding
 from footnote.store.vectors import ChromaVectorIndex, VectorIndex
-from tests.chroma_server import ChromaServer, free_port
+from tests.chroma_server import ChromaServer, TokenGate, free_port
 
 OpenIndex = Callable[..., VectorIndex]
 
@@ -147,13 +149,20 @@ def test_a_url_that_is_not_one_is_refused(tmp_path: Path) -> None:
         open_vectors(settings, "embedder-a", 4)
 
 
-def test_a_token_is_sent_as_chroma_token_auth_sends_it(chroma: ChromaServer, tmp_path: Path) -> None:
-    # `chroma run` checks no token; this shows a configured token does not stop a working setup.
-    settings = Settings(home=tmp_path / "home", vector_url=chroma.url, vector_token=SecretStr("s3cret"))
+def test_the_token_is_sent_and_a_wrong_one_names_its_setting(chroma: ChromaServer, tmp_path: Path) -> None:
+    gate = TokenGate(chroma.url, "s3cret-token")
+    try:
+        token = SecretStr("s3cret-token")
+        settings = Settings(home=tmp_path / "home", vector_url=gate.url, vector_token=token)
+        open_vectors(settings, "embedder-a", 4).upsert([1], [EAST])
+        assert open_vectors(settings, "embedder-a", 4).count() == 1
 
-    open_vectors(settings, "embedder-a", 4).upsert([1], [EAST])
-
-    assert open_vectors(settings, "embedder-a", 4).count() == 1
+        for wrong_token in (SecretStr("wrong-token"), None):
+            wrong = settings.model_copy(update={"vector_token": wrong_token})
+            with pytest.raises(StoreError, match="set FOOTNOTE_VECTOR_TOKEN to the token it expects"):
+                open_vectors(wrong, "embedder-a", 4)
+    finally:
+        gate.close()
 
 
 def test_losing_the_server_mid_work_is_store_unavailable(own_chroma: ChromaServer) -> None:
@@ -180,3 +189,24 @@ def test_a_stalled_server_times_out_instead_of_hanging(own_chroma: ChromaServer)
             index.query(EAST, 1)
     finally:
         os.kill(pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize("command", [["serve"], ["search", "apples"]])
+def test_the_cli_with_an_unreachable_server_says_so_in_one_line(command: list[str], tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    env = {**os.environ, "FOOTNOTE_HOME": str(tmp_path / "home"), "FOOTNOTE_VECTOR_URL": url}
+    env["COLUMNS"] = "400"  # one line, unwrapped
+
+    result = subprocess.run(
+        [sys.executable, "-m", "footnote", *command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"FOOTNOTE_VECTOR_URL={url}: cannot reach the Chroma server" in lines[0]

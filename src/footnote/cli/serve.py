@@ -32,6 +32,7 @@ def serve(
     from footnote.server import create_server
     from footnote.server.guards import check_bind
     from footnote.server.logs import configure_logging
+    from footnote.store.vector_stores import check_vectors
 
     overrides: dict[str, Any] = {"host": host, "port": port}
     settings_kwargs = {name: value for name, value in overrides.items() if value is not None}
@@ -41,6 +42,7 @@ def serve(
         keys = [key.get_secret_value() for key in settings.api_keys] + list(api_key)
         settings = Settings(**settings_kwargs, api_keys=keys)
     check_bind(settings)
+    check_vectors(settings)  # a Chroma server that is not there is one line now, not a 503 later
     configure_logging()
     tracing.configure(settings.trace_exporter, settings.trace_endpoint)
     uvicorn.run(

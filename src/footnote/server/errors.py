@@ -22,6 +22,7 @@ from footnote.errors import (
     NotFoundError,
     OverloadedError,
     QueryError,
+    StoreUnavailable,
     UnsupportedFormatError,
 )
 
@@ -105,6 +106,8 @@ def status_of(error: FootnoteError) -> int:
         return 503
     if isinstance(error, OverloadedError):
         return 429
+    if isinstance(error, StoreUnavailable):
+        return 503
     return 500
 
 
@@ -160,6 +163,9 @@ async def _on_footnote_error(request: Request, exc: Exception) -> JSONResponse:
     status = status_of(exc)
     if status >= 500:
         log.error("request failed: %s", exc, extra={"path": request.url.path})
+    if isinstance(exc, StoreUnavailable):
+        retry = {"Retry-After": str(exc.retry_after)}
+        return error_response(status, str(exc), code="store_unavailable", headers=retry)
     return error_response(status, str(exc))
 
 
@@ -187,7 +193,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
         422: "Invalid field value",
         429: "Overloaded; retry after the Retry-After header's seconds",
         500: "Server error",
-        503: "Models not available",
+        503: "Models or a shared store not available; retry after the Retry-After header's seconds",
         504: "Timed out",
     }.items()
 }

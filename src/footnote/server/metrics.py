@@ -22,6 +22,7 @@ from footnote.server.admission import AdmissionPool
 access_log = logging.getLogger("footnote.server.access")
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 TTFT_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 
 
@@ -60,6 +61,19 @@ class Metrics:
             "footnote_index_documents", "Documents in the catalog.", registry=self.registry
         )
         self.index_chunks = Gauge("footnote_index_chunks", "Chunks in the catalog.", registry=self.registry)
+        self.store_latency = Histogram(
+            "footnote_store_call_duration_seconds",
+            "Time of one call to a store, by store (catalog, vectors) and operation.",
+            ["store", "operation"],
+            buckets=STORE_BUCKETS,
+            registry=self.registry,
+        )
+        self.store_errors = Counter(
+            "footnote_store_errors",
+            "Calls to a store that raised, by store and operation.",
+            ["store", "operation"],
+            registry=self.registry,
+        )
 
     def watch_pool(self, pool: AdmissionPool) -> None:
         self.queue_depth.labels(pool.name).set_function(lambda: float(pool.waiting))
@@ -68,6 +82,11 @@ class Metrics:
     def watch_index(self, documents: Callable[[], int], chunks: Callable[[], int]) -> None:
         self.index_documents.set_function(lambda: float(documents()))
         self.index_chunks.set_function(lambda: float(chunks()))
+
+    def observe_store(self, store: str, operation: str, seconds: float, failed: bool) -> None:
+        self.store_latency.labels(store, operation).observe(seconds)
+        if failed:
+            self.store_errors.labels(store, operation).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -15,7 +15,7 @@ from fastapi import Depends, Request
 
 from footnote.application import Application
 from footnote.config import Settings
-from footnote.errors import FootnoteError
+from footnote.errors import FootnoteError, StoreUnavailable
 from footnote.server.admission import AdmissionPool
 from footnote.server.errors import ApiError
 from footnote.server.metrics import Metrics
@@ -45,7 +45,8 @@ class ModelHost:
         self.error: str | None = None
 
     def retrieval(self) -> Application:
-        """The application with its embedder and vector index loaded (blocking)."""
+        """The application with its embedder and vector index loaded, and the index reconciled
+        with the catalog once (blocking)."""
         with self._load_lock:
             return self._load(with_generator=False)
 
@@ -61,9 +62,13 @@ class ModelHost:
         try:
             app.embedder  # noqa: B018  (the properties load the models)
             app.vectors  # noqa: B018
+            if not app.stores_reconciled:
+                app.reconcile_stores()
             if with_generator:
                 app.generator  # noqa: B018
                 self.state = "ready"
+        except StoreUnavailable:
+            raise  # not a failed load: a 503 with Retry-After, and the next request tries again
         except FootnoteError as exc:
             # Whatever the core calls it (a missing file is a NotFoundError), for a client
             # it means the service cannot answer now.
@@ -75,7 +80,10 @@ class ModelHost:
         self.state = "loading"
         # A failure is recorded in `state` and `error`, and /readyz reports it.
         with suppress(ApiError):
-            self.generation()
+            try:
+                self.generation()
+            except StoreUnavailable as exc:
+                self.state, self.error = "failed", str(exc)  # the next request tries again
 
     def model_names(self) -> tuple[str, str]:
         """The LLM's and the embedder's names (loads the models if they are not yet)."""

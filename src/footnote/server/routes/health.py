@@ -1,4 +1,4 @@
-"""GET /healthz (the process answers), /readyz (models loaded) and /metrics (Prometheus)."""
+"""GET /healthz (the process answers), /readyz (models loaded, stores answering) and /metrics."""
 
 from __future__ import annotations
 
@@ -20,9 +20,16 @@ class Health(BaseModel):
     status: Literal["ok"]
 
 
-class Readiness(BaseModel):
-    status: Literal["ready", "loading", "failed"]
+class StoreStatus(BaseModel):
+    kind: Literal["embedded", "postgresql", "chroma-server"]
+    status: Literal["ok", "unavailable"]
     detail: str | None = None
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "loading", "failed", "unavailable"]
+    detail: str | None = None
+    stores: dict[str, StoreStatus]
 
 
 @router.get("/healthz", response_model=Health)
@@ -34,16 +41,27 @@ async def healthz() -> dict[str, Any]:
 @router.get(
     "/readyz",
     response_model=Readiness,
-    responses={503: {"model": Readiness, "description": "Models still loading, or failed to load"}},
+    responses={
+        503: {"model": Readiness, "description": "Models loading or failed, or a store not answering"}
+    },
 )
 async def readyz(state: State) -> JSONResponse:
-    """Readiness: 200 once the models are loaded; 503 before, or when loading failed."""
+    """Readiness: 200 once the models are loaded and every store answers; 503 before, when
+    loading failed, or while the catalog or the vector index cannot be reached."""
+    health = await anyio.to_thread.run_sync(state.application.store_health)
+    stores = {
+        name: {"kind": h.kind, "status": "unavailable" if h.error else "ok", "detail": h.error}
+        for name, h in health.items()
+    }
+    down = [h.error for h in health.values() if h.error]
+    if down:
+        return JSONResponse({"status": "unavailable", "detail": down[0], "stores": stores}, status_code=503)
     host = state.models
     # Without preloading, models load on first use: the server is ready as soon as it serves.
     if host.state == "ready" or (host.state == "idle" and not state.settings.preload_models):
-        return JSONResponse({"status": "ready", "detail": None})
+        return JSONResponse({"status": "ready", "detail": None, "stores": stores})
     status = "failed" if host.state == "failed" else "loading"
-    return JSONResponse({"status": status, "detail": host.error}, status_code=503)
+    return JSONResponse({"status": status, "detail": host.error, "stores": stores}, status_code=503)
 
 
 @router.get(

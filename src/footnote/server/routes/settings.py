@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from footnote import __version__
 from footnote.server.state import ServerState, State
+from footnote.store.timing import untimed
 
 router = APIRouter(tags=["settings"])
 
@@ -47,7 +48,7 @@ def _backends(state: ServerState) -> dict[str, str | None]:
     if state.models.state != "ready":
         return {"generator": None, "embedder": None, "vector_index": None}
     app = state.application
-    parts = {"generator": app.generator, "embedder": app.embedder, "vector_index": app.vectors}
+    parts = {"generator": app.generator, "embedder": app.embedder, "vector_index": untimed(app.vectors)}
     return {role: type(part).__name__ for role, part in parts.items()}
 
 
