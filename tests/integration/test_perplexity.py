@@ -51,6 +51,22 @@ def test_llama_cpp_agrees_with_transformers_on_the_same_gguf(
     assert ours.perplexity == pytest.approx(theirs.perplexity, rel=0.01)
 
 
+def test_batched_continuation_scores_equal_one_window_each(request: pytest.FixtureRequest) -> None:
+    pytest.importorskip("gguf", reason="the transformers scorer needs the dev extra (gguf, accelerate)")
+    from footnote.perplexity.backends.transformers import TransformersScorer
+
+    cache = Path(request.config.cache.mkdir("footnote-transformers-reference"))
+    scorer = TransformersScorer(resolve_llm("smollm2-135m"), cache_dir=cache, threads=2)
+    tokenize = scorer.tokenizer.tokenize
+    contexts = [tokenize(text) for text in ("The shoals were running.", TEXT[:200], "Passage:")]
+    question = tokenize(" Where did the smokehouses work?")
+    batched = scorer.score_continuation(contexts, question, batch=2)  # a full batch and a short one
+    for context, row in zip(contexts, batched, strict=True):
+        alone = scorer.score_window([*context, *question], len(context))
+        assert row == pytest.approx(alone, abs=1e-3)
+    assert batched[0] != pytest.approx(batched[1], abs=1e-3)  # the context changes the scores
+
+
 def test_per_token_detail_rebuilds_the_text(llama_scorer: LlamaCppScorer) -> None:
     seen: list[TokenScore] = []
     result = score_string(llama_scorer, TEXT, OPTIONS, on_token=seen.append)

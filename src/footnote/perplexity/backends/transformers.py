@@ -106,3 +106,31 @@ class TransformersScorer(TokenScorer):
             logits = self._model(input_ids=ids, logits_to_keep=keep).logits[0, :-1]
         rows = logits.float().numpy()
         return target_logprobs(rows, np.asarray(token_ids[first_scored:], dtype=np.intc))
+
+    def score_continuation(
+        self, contexts: Sequence[Sequence[int]], continuation: Sequence[int], batch: int = 16
+    ) -> list[list[float]]:
+        """Log-probabilities of `continuation`'s tokens after each of `contexts`, in order.
+
+        Contexts are left-padded into batches of `batch`, so the continuation ends every row and
+        only its positions reach the output layer."""
+        torch = self._torch
+        scored = len(continuation)
+        results: list[list[float]] = []
+        for start in range(0, len(contexts), batch):
+            rows = [[*context, *continuation] for context in contexts[start : start + batch]]
+            width = max(len(row) for row in rows)
+            ids = torch.zeros((len(rows), width), dtype=torch.long)
+            mask = torch.zeros((len(rows), width), dtype=torch.long)
+            for index, row in enumerate(rows):
+                ids[index, width - len(row) :] = torch.tensor(row)
+                mask[index, width - len(row) :] = 1
+            positions = (mask.cumsum(1) - 1).clamp(min=0)
+            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self._bf16):
+                logits = self._model(
+                    input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=scored + 1
+                ).logits[:, :-1]
+            logprobs = torch.log_softmax(logits.float(), dim=-1)
+            targets = ids[:, width - scored :, None]
+            results.extend(logprobs.gather(2, targets)[:, :, 0].tolist())
+        return results
