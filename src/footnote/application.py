@@ -28,7 +28,7 @@ from footnote.retrieval.language import reads
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.catalog import Catalog, DocumentRecord
+from footnote.store.catalog import DocumentRecord, open_catalog
 from footnote.store.vectors import ChromaVectorIndex, VectorIndex, recorded_embedding
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class Application:
     ) -> None:
         self.settings = settings
         settings.ensure_home()
-        self.catalog = Catalog(settings.catalog_path)
+        self.catalog = open_catalog(settings)
         self._embedder = embedder
         self._generator = generator
         self._generator_given = generator is not None  # by the caller, not loaded from the settings

@@ -13,6 +13,7 @@ from footnote.errors import StoreError
 from footnote.ingest.document import Chunk, Document
 from footnote.store.catalog import Catalog, ChunkRecord
 from footnote.store.migrations import MIGRATIONS, migrate
+from footnote.store.sqlite import SqliteCatalog
 
 OLD_TEXTS = ["Lighthouses guide sailors at night.", "Fresnel lenses focus the beam."]
 NEW_TEXTS = ["Tides follow the moon.", "Spring tides are the largest.", "Neap tides are the smallest."]
@@ -54,7 +55,7 @@ def chunk_ids(catalog: Catalog, document_id: int) -> list[int]:
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> Iterator[Catalog]:
-    catalog = Catalog(tmp_path / "data" / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "data" / "catalog.sqlite3")
     yield catalog
     catalog.close()
 
@@ -74,11 +75,11 @@ def test_migrations_are_recorded(catalog: Catalog) -> None:
 
 def test_reopening_applies_no_migration_twice_and_keeps_data(tmp_path: Path) -> None:
     path = tmp_path / "catalog.sqlite3"
-    first = Catalog(path)
+    first = SqliteCatalog(path)
     document_id = store(first, "/docs/a.md", OLD_TEXTS)
     first.close()
 
-    second = Catalog(path)
+    second = SqliteCatalog(path)
     try:
         with closing(sqlite3.connect(path)) as db:
             count = db.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0]
@@ -106,7 +107,7 @@ def test_journal_mode_is_wal(catalog: Catalog) -> None:
 
 def test_creates_missing_parent_folders(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "catalog.sqlite3"
-    Catalog(path).close()
+    SqliteCatalog(path).close()
     assert path.is_file()
 
 
@@ -115,7 +116,7 @@ def test_a_file_that_is_not_sqlite_is_refused_with_a_fix(tmp_path: Path) -> None
     path.write_bytes(b"this is not a database, just some garbage bytes \x00\xff\x13" * 64)
 
     with pytest.raises(StoreError) as caught:
-        Catalog(path)
+        SqliteCatalog(path)
 
     message = str(caught.value)
     assert str(path) in message
