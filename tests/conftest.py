@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from footnote.config import Settings
 from footnote.models.base import Embedder, Generator
+from tests.postgres_server import PostgresServer, started_server
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -68,3 +70,20 @@ def real_generator() -> Iterator[Generator]:
     from footnote.models.registry import resolve_llm
 
     yield LlamaCppGenerator(resolve_llm("smollm2-135m"), display_name="smollm2-135m", context_length=2048)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A private PostgreSQL cluster for the whole run (skips only where PostgreSQL is not installed)."""
+    yield from started_server()
+
+
+@pytest.fixture
+def catalog_url(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty database on the test cluster."""
+    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50]
+    name = f"{name}_{next(_databases)}"
+    return postgres_server.create_database(name)
+
+
+_databases = itertools.count()

@@ -232,21 +232,26 @@ class Application:
         return self._judge
 
     def retriever(self) -> HybridRetriever:
+        if not self.catalog.searches_keywords and self._keyword_index is None:
+            self.keep_keyword_index()
         languages = embedder_languages(self.settings.embedder, self.settings.embedder_languages)
         return HybridRetriever(
             self.catalog, self.vectors, self.embedder, self.reranker, self._keyword_index, languages
         )
 
     def keep_keyword_index(self, wait: bool = False) -> None:
-        """Answer keyword searches from postings in memory (setting `keyword_memory`).
+        """Answer keyword searches from postings in memory (setting `keyword_memory`; always
+        for a catalog without a keyword index of its own, which they follow through its changes).
 
         Worth it in a process that runs many searches: the postings are built from the
         catalog on a background thread (FTS5 answers until they are ready), or now with `wait`.
         """
-        if not self.settings.keyword_memory:
+        if not self.settings.keyword_memory and self.catalog.searches_keywords:
             return
         if self._keyword_index is None:
             self._keyword_index = MemoryKeywordIndex(self.catalog, self.settings.keyword_postings_path)
+            # A shared catalog tells of other replicas' changes, so the postings follow at once.
+            self.catalog.on_change(self._keyword_index.catch_up)
         if wait:
             self._keyword_index.sync()
         else:
