@@ -7,6 +7,7 @@ Tests that need it skip, naming what is missing, only when the binaries are not 
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -91,6 +92,7 @@ def started_server() -> Iterator[PostgresServer]:
         try:
             yield server
         finally:
-            server.stop()
+            with contextlib.suppress(subprocess.CalledProcessError):  # a test may have stopped it
+                server.stop()
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -125,6 +125,11 @@ class MemoryKeywordIndex:
 
     # --- following the catalog -------------------------------------------------------------
 
+    @property
+    def generation(self) -> int | None:
+        """The catalog generation the postings are up to date with (None before the first sync)."""
+        return self._generation
+
     def catch_up(self) -> None:
         """Start bringing the index in line with the catalog on a background thread."""
         with self._state_lock:
