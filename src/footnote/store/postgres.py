@@ -57,6 +57,7 @@ POOL_WAIT_S = 5.0  # how long a request waits for a pooled connection before it 
 _CHUNK_FIELDS = (
     'id, document_id, ordinal, text, start, "end", page, heading_path, token_count, embedded, language'
 )
+_DOCUMENT_FIELDS = "id, path, content_hash, format, title, url, size, mtime, text, ingested_at"
 _CHUNKS_JOINED = f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id"
 
 
@@ -245,6 +246,35 @@ class PostgresCatalog(Catalog):
     def clear_tombstones(self, ids: Sequence[int]) -> None:
         self._rows_changed("DELETE FROM vector_tombstones WHERE chunk_id = ANY(%s)", ids)
 
+    # --- moving an embedded index in ---------------------------------------------------------
+
+    def import_documents(
+        self,
+        documents: Sequence[tuple[DocumentRecord, str, Sequence[ChunkRecord]]],
+        embedded: dict[int, bool],
+    ) -> None:
+        """Store (record, text, chunks) of another catalog under their own ids, in one transaction;
+        `embedded` says which chunks have their vectors in the shared index."""
+        document_rows = [
+            (d.id, d.path, d.content_hash, d.format, d.title, d.url, d.size, d.mtime, text, d.ingested_at)
+            for d, text, _ in documents
+        ]
+        chunks = [c for _, _, document_chunks in documents for c in document_chunks]
+        chunk_rows = [
+            (c.id, c.document_id, c.ordinal, c.text, c.start, c.end, c.page, json.dumps(list(c.heading_path)),
+             c.token_count, embedded.get(c.id, False), c.language)
+            for c in chunks
+        ]  # fmt: skip
+        with self._connection() as connection:
+            _copy_rows(connection, "documents", _DOCUMENT_FIELDS, document_rows)
+            _copy_rows(connection, "chunks", _CHUNK_FIELDS, chunk_rows)
+            # New rows must never take an id the copied ones hold.
+            for table in ("documents", "chunks"):
+                connection.execute(
+                    f"SELECT setval('{table}_id_seq', GREATEST((SELECT max(id) FROM {table}), 1))"
+                )
+            _record_changes(connection, [c.id for c in chunks], [])
+
     def _rows_changed(self, statement: str, ids: Sequence[int]) -> None:
         if ids:
             with self._connection() as connection:
@@ -284,23 +314,12 @@ def _insert_chunks(
             "SELECT nextval('chunks_id_seq') FROM generate_series(1, %s)", (len(entry.chunks),)
         )
     ]
-    with connection.cursor() as cursor, cursor.copy(f"COPY chunks ({_CHUNK_FIELDS}) FROM STDIN") as copy:
-        for chunk_id, chunk in zip(ids, entry.chunks, strict=True):
-            copy.write_row(
-                (
-                    chunk_id,
-                    document_id,
-                    chunk.ordinal,
-                    chunk.text,
-                    chunk.start,
-                    chunk.end,
-                    chunk.page,
-                    json.dumps(list(chunk.heading_path)),
-                    chunk.token_count,
-                    embedded,
-                    detect_language(chunk.text),
-                )
-            )
+    rows = [
+        (chunk_id, document_id, chunk.ordinal, chunk.text, chunk.start, chunk.end, chunk.page,
+         json.dumps(list(chunk.heading_path)), chunk.token_count, embedded, detect_language(chunk.text))
+        for chunk_id, chunk in zip(ids, entry.chunks, strict=True)
+    ]  # fmt: skip
+    _copy_rows(connection, "chunks", _CHUNK_FIELDS, rows)
     return ids
 
 
@@ -326,15 +345,17 @@ def _record_changes(connection: psycopg.Connection, added: list[int], removed: l
     row = connection.execute("UPDATE chunk_generation SET value = value + 1 RETURNING value").fetchone()
     assert row is not None
     generation = int(row[0])
-    with (
-        connection.cursor() as cursor,
-        cursor.copy("COPY chunk_changes (generation, chunk_id, added) FROM STDIN") as copy,
-    ):
-        for chunk_id in removed:
-            copy.write_row((generation, chunk_id, False))
-        for chunk_id in added:
-            copy.write_row((generation, chunk_id, True))
+    rows = [(generation, i, False) for i in removed] + [(generation, i, True) for i in added]
+    _copy_rows(connection, "chunk_changes", "generation, chunk_id, added", rows)
     connection.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, str(generation)))
+
+
+def _copy_rows(
+    connection: psycopg.Connection, table: str, fields: str, rows: Sequence[Sequence[object]]
+) -> None:
+    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({fields}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
 
 
 class AdvisoryPathClaims(PathClaims):

@@ -103,10 +103,11 @@ def connection_error(url: str, exc: psycopg.Error) -> StoreError:
             f"{SETTING}={shown}: the database refused the login ({problem}); "
             f"check the user and password in {SETTING}"
         )
+    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return StoreUnavailable(
         SETTING,
         shown,
-        f"cannot reach the catalog database ({problem}); start PostgreSQL or fix the host and port",
+        f"cannot reach the catalog database ({first_line}); start PostgreSQL or fix the host and port",
     )
 
 
