@@ -18,6 +18,7 @@ from __future__ import annotations
 import fnmatch
 import functools
 import hashlib
+import logging
 import os
 import queue
 import threading
@@ -35,6 +36,8 @@ from footnote.ingest.loaders import load_document, unsupported_reason
 from footnote.models.base import Embedder
 from footnote.store.catalog import Catalog, DocumentEntry, PathClaims
 from footnote.store.vectors import Metadata, VectorIndex
+
+log = logging.getLogger(__name__)
 
 Status = Literal["new", "changed", "unchanged", "failed", "skipped", "removed"]
 STATUSES: tuple[Status, ...] = ("new", "changed", "unchanged", "failed", "skipped", "removed")
@@ -490,13 +493,23 @@ class Ingestor:
             self.catalog.clear_tombstones(tombstones)
         if not full:
             return
-        # The index is listed first: a vector written inside a catalog transaction that commits
-        # before the catalog is listed (another replica's ingest) is then not taken for an orphan.
+        # Chunks committed before the index is listed have their vectors in it, unless lost.
+        listed_before = self.catalog.chunk_ids()
         in_index = self.vectors.ids()
+        # Vectors in the index whose transaction is still open (another replica's ingest) are not
+        # orphans: wait for it to end, then list the chunks it committed, if it did.
+        settled = self.catalog.wait_for_writers()
         in_catalog = self.catalog.chunk_ids()
         orphaned = sorted(in_index.difference(in_catalog))
-        if orphaned:
+        if orphaned and settled:
             self.vectors.delete(orphaned)
-        missing = sorted(i for i, embedded in in_catalog.items() if embedded and i not in in_index)
+        elif orphaned:
+            log.warning(
+                "left %d vectors without chunks in the index: a catalog write stayed open; "
+                "the next start deletes them, or `footnote store check` lists them",
+                len(orphaned),
+            )
+        lost = (i for i, embedded in listed_before.items() if embedded and i not in in_index)
+        missing = sorted(i for i in lost if in_catalog.get(i))
         if missing:
             self.catalog.mark_pending(missing)

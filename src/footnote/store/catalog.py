@@ -182,6 +182,17 @@ class Catalog(ABC):
     def path_claims(self) -> PathClaims:
         return PathClaims()
 
+    def wait_for_writers(self) -> bool:
+        """Wait until every document replacement begun before this call, in any process, has
+        committed or rolled back; False when one is still open after a while.
+
+        A full reconciliation waits here between listing the vector index and listing the chunks,
+        so that the vectors a replacement writes inside its transaction (another replica's ingest)
+        are never taken for orphans: by the time the chunks are listed, that transaction's chunks
+        are there, or it is over and its vectors are orphans indeed.
+        """
+        return True
+
     # --- documents -------------------------------------------------------------------------
 
     @abstractmethod

@@ -40,6 +40,7 @@ from footnote.store.catalog import (
     documents_query,
 )
 from footnote.store.postgres_schema import (
+    MIGRATION_LOCK,
     SETTING,
     connect,
     connection_error,
@@ -54,6 +55,10 @@ CHANGES_CHANNEL = "footnote_chunk_changes"
 POLL_S = 1.0  # how often a listener looks at the generation counter without a notification
 POOL_SIZE = 10
 POOL_WAIT_S = 5.0  # how long a request waits for a pooled connection before it fails
+# Every document replacement holds this advisory lock shared until it commits; `wait_for_writers`
+# takes it exclusively, once. Two int4 keys: a key space apart from the one-bigint path locks.
+WRITERS_LOCK = (MIGRATION_LOCK, 2)
+WRITERS_WAIT_MS = 10_000  # how long a reconciliation waits for open replacements to end
 _CHUNK_FIELDS = (
     'id, document_id, ordinal, text, start, "end", page, heading_path, token_count, embedded, language'
 )
@@ -153,6 +158,16 @@ class PostgresCatalog(Catalog):
     def path_claims(self) -> PathClaims:
         return AdvisoryPathClaims(self.url)
 
+    def wait_for_writers(self) -> bool:
+        with self._connection() as connection:
+            connection.execute(f"SET LOCAL lock_timeout = {WRITERS_WAIT_MS}")
+            try:
+                connection.execute("SELECT pg_advisory_xact_lock(%s, %s)", WRITERS_LOCK)
+            except psycopg.errors.LockNotAvailable:
+                connection.rollback()
+                return False
+        return True  # the lock goes with the commit: writers waiting behind it go on at once
+
     # --- documents -------------------------------------------------------------------------
 
     def find_documents(self, document_id: int | None = None, path: str | None = None) -> list[DocumentRecord]:
@@ -172,6 +187,7 @@ class PostgresCatalog(Catalog):
         new: list[tuple[int, int]] = []
         removed: list[int] = []
         with self._connection() as connection:
+            connection.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", WRITERS_LOCK)
             # One lock per path, taken in order, so two replicas storing the same file serialize.
             for path in sorted({entry.document.path for entry in entries}):
                 connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 1))", (path,))

@@ -71,6 +71,14 @@ class SqliteCatalog(Catalog):
                 raise
             self._db.execute("COMMIT")
 
+    def wait_for_writers(self) -> bool:
+        # Writers hold SQLite's write lock from BEGIN IMMEDIATE to their commit: take it once.
+        try:
+            with self._transaction():
+                return True
+        except sqlite3.OperationalError:  # still locked after the connection's busy timeout
+            return False
+
     def generation(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT value FROM chunk_generation").fetchone()[0])
