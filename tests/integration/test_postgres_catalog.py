@@ -17,6 +17,7 @@ from footnote.config import Settings
 from footnote.errors import StoreError, StoreUnavailable
 from footnote.retrieval.keyword import keyword_phrases
 from footnote.retrieval.postings import MemoryKeywordIndex
+from footnote.store import postgres, postgres_schema
 from footnote.store.postgres import PostgresCatalog
 from footnote.store.postgres_schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
 from tests.conftest import REPO
@@ -199,6 +200,59 @@ def test_postings_follow_a_replacement_through_the_change_log(
     for query in ("tides", "lighthouses", "coffee", "moon smallest"):
         phrases = keyword_phrases(query)
         assert postings.search_now(phrases, 10) == rebuilt.search_now(phrases, 10), query
+
+
+def test_the_change_log_is_pruned_and_postings_older_than_it_compare_ids(
+    two_replicas: tuple[PostgresCatalog, PostgresCatalog], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres, "CHANGE_LOG_GENERATIONS", 3)
+    monkeypatch.setattr(postgres, "PRUNE_EVERY", 2)
+    writer, reader = two_replicas
+    store(writer, "/docs/keep.md", ["Coffee grows in Africa."] * 3)
+    postings = MemoryKeywordIndex(reader)
+    postings.sync()
+    seen = reader.generation()
+    store(writer, "/docs/a.md", OLD_TEXTS)
+    store(writer, "/docs/a.md", NEW_TEXTS, content_hash="h2")
+    for round in range(4):
+        writer.delete_document(store(writer, "/docs/b.md", [f"Volcano number {round} erupts."]))
+    last = writer.generation()
+
+    with psycopg.connect(writer.url) as connection:
+        kept = [row[0] for row in connection.execute("SELECT DISTINCT generation FROM chunk_changes")]
+    assert kept and min(kept) > last - 3 - 2 and min(kept) > seen + 1  # bounded, and what `seen` needs gone
+    assert reader.changes_since(seen) is None
+    latest = reader.changes_since(last - 1)
+    assert latest is not None and latest.added == () and len(latest.removed) == 1
+
+    postings.sync()  # the change log no longer reaches back to its generation: ids are compared
+
+    rebuilt = MemoryKeywordIndex(reader)
+    for query in ("tides", "lighthouses", "coffee", "volcano", "moon smallest"):
+        phrases = keyword_phrases(query)
+        assert postings.search_now(phrases, 10) == rebuilt.search_now(phrases, 10), query
+    assert postings.search_now(keyword_phrases("tides"), 10)
+
+
+def test_a_catalog_of_the_first_schema_is_migrated_and_keeps_its_change_log(
+    catalog_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_schema, "MIGRATIONS", MIGRATIONS[:1])
+    monkeypatch.setattr(postgres_schema, "SCHEMA_VERSION", 1)
+    first = PostgresCatalog(catalog_url)
+    document_id = store(first, "/docs/a.md", OLD_TEXTS)
+    first.close()
+    monkeypatch.undo()
+
+    upgraded = PostgresCatalog(catalog_url)
+    try:
+        changes = upgraded.changes_since(0)
+        assert upgraded.schema_version == SCHEMA_VERSION == 2
+        assert changes is not None and sorted(changes.added) == sorted(
+            r.id for r in upgraded.chunks(upgraded.chunk_id_list()).values() if r.document_id == document_id
+        )
+    finally:
+        upgraded.close()
 
 
 # --- errors ----------------------------------------------------------------------------------

@@ -59,6 +59,12 @@ POOL_WAIT_S = 5.0  # how long a request waits for a pooled connection before it 
 # takes it exclusively, once. Two int4 keys: a key space apart from the one-bigint path locks.
 WRITERS_LOCK = (MIGRATION_LOCK, 2)
 WRITERS_WAIT_MS = 10_000  # how long a reconciliation waits for open replacements to end
+# The change log keeps the last CHANGE_LOG_GENERATIONS generations, pruned every PRUNE_EVERY
+# commits. A replica follows within about a second, so only one whose postings are older than
+# that (down for a long while, or loaded from an old postings file) needs more; it compares
+# every chunk id instead.
+CHANGE_LOG_GENERATIONS = 10_000
+PRUNE_EVERY = 100
 _CHUNK_FIELDS = (
     'id, document_id, ordinal, text, start, "end", page, heading_path, token_count, embedded, language'
 )
@@ -116,13 +122,19 @@ class PostgresCatalog(Catalog):
     def generation(self) -> int:
         return int(self._rows("SELECT value FROM chunk_generation")[0][0])
 
-    def changes_since(self, generation: int) -> ChunkChanges:
+    def changes_since(self, generation: int) -> ChunkChanges | None:
+        # One statement, one snapshot: the pruning mark and the rows it left agree.
         rows = self._rows(
-            "SELECT chunk_id, added FROM chunk_changes WHERE generation > %s ORDER BY id", (generation,)
+            "SELECT g.pruned_through, c.chunk_id, c.added FROM chunk_generation g "
+            "LEFT JOIN chunk_changes c ON c.generation > %s ORDER BY c.id",
+            (generation,),
         )
-        removed = {int(chunk_id) for chunk_id, added in rows if not added}
-        added = [int(i) for i, was_added in rows if was_added and i not in removed]
-        return ChunkChanges(tuple(added), tuple(sorted(removed)))
+        if int(rows[0][0]) > generation:
+            return None  # rows it needs are pruned
+        changes = [(int(chunk_id), bool(added)) for _, chunk_id, added in rows if chunk_id is not None]
+        removed = {chunk_id for chunk_id, added in changes if not added}
+        added_ids = [chunk_id for chunk_id, added in changes if added and chunk_id not in removed]
+        return ChunkChanges(tuple(added_ids), tuple(sorted(removed)))
 
     # --- following other replicas -----------------------------------------------------------
 
@@ -363,7 +375,18 @@ def _record_changes(connection: psycopg.Connection, added: list[int], removed: l
     generation = int(row[0])
     rows = [(generation, i, False) for i in removed] + [(generation, i, True) for i in added]
     _copy_rows(connection, "chunk_changes", "generation, chunk_id, added", rows)
+    if generation % PRUNE_EVERY == 0 and generation > CHANGE_LOG_GENERATIONS:
+        _prune_changes(connection, generation - CHANGE_LOG_GENERATIONS)
     connection.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, str(generation)))
+
+
+def _prune_changes(connection: psycopg.Connection, through: int) -> None:
+    """Delete the change log up to generation `through`, and say so for `changes_since`. Runs
+    in a commit's transaction, under the generation row's lock, so prunes never interleave."""
+    connection.execute("DELETE FROM chunk_changes WHERE generation <= %s", (through,))
+    connection.execute(
+        "UPDATE chunk_generation SET pruned_through = GREATEST(pruned_through, %s)", (through,)
+    )
 
 
 def _copy_rows(

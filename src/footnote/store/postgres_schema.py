@@ -73,6 +73,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX chunk_changes_generation ON chunk_changes (generation);
         """,
     ),
+    (
+        2,
+        "the generation through which the change log has been pruned",
+        """
+        -- Rows of generations up to this one are deleted: a replica whose postings are older
+        -- compares every chunk id instead of reading the change log.
+        ALTER TABLE chunk_generation ADD COLUMN pruned_through BIGINT NOT NULL DEFAULT 0;
+        """,
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
