@@ -30,15 +30,31 @@ def replica(home: Path, catalog_url: str, vector_url: str) -> Application:
 
 
 @pytest.fixture
-def replicas(
+def shared_replicas(
     tmp_path: Path, catalog_url: str, chroma: ChromaServer
 ) -> Iterator[tuple[Application, Application]]:
-    first, second = (replica(tmp_path / name, catalog_url, chroma.url) for name in ("a", "b"))
+    """Two replicas' applications on one PostgreSQL catalog and one Chroma server."""
+    yield from filled(tmp_path, *(replica(tmp_path / name, catalog_url, chroma.url) for name in "ab"))
+
+
+@pytest.fixture(params=["shared", "embedded"])
+def replicas(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Application, Application]]:
+    """Two replicas on the shared stores, or two processes' applications on one embedded home."""
+    if request.param == "shared":
+        yield request.getfixturevalue("shared_replicas")
+    else:
+        yield from filled(tmp_path, *(replica(tmp_path / "home", "", "") for _ in "ab"))
+
+
+def filled(
+    tmp_path: Path, first: Application, second: Application
+) -> Iterator[tuple[Application, Application]]:
+    """The two, with one document committed (a reconcile keeps it) and a stray vector (it goes)."""
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus" / "tides.md").write_text(
         "# Tides\n\nSpring tides follow the full and the new moon.\n", encoding="utf-8"
     )
-    first.ingest([tmp_path / "corpus"])  # committed before anything below: a reconcile keeps it
+    first.ingest([tmp_path / "corpus"])
     first.vectors.upsert([STRAY], [[1.0] + [0.0] * (first.embedder.dimension - 1)])
     yield first, second
     first.close()
@@ -75,29 +91,38 @@ def in_background(work: Callable[[], Any]) -> threading.Thread:
     return thread
 
 
-def waiting_for_a_lock(catalog_url: str) -> bool:
-    with psycopg.connect(catalog_url) as connection:
+def writer_blocked(app: Application) -> bool:
+    """Is a lock request waiting in the catalog's database? SQLite cannot say: a pause instead."""
+    catalog = app.catalog
+    if not isinstance(catalog, postgres.PostgresCatalog):
+        time.sleep(0.5)
+        return True
+    with psycopg.connect(catalog.url) as connection:
         row = connection.execute("SELECT count(*) FROM pg_locks WHERE NOT granted").fetchone()
     return bool(row and row[0])
 
 
 def test_a_reconcile_waits_for_another_replicas_open_transaction_and_keeps_its_vectors(
-    replicas: tuple[Application, Application],
-    tmp_path: Path,
-    catalog_url: str,
-    monkeypatch: pytest.MonkeyPatch,
+    replicas: tuple[Application, Application], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first, second = replicas
     (tmp_path / "corpus" / "moon.md").write_text("# Moon\n\nThe moon pulls the sea.\n", encoding="utf-8")
     held = HeldIngest(first, tmp_path / "corpus" / "moon.md", monkeypatch)
     held_ids = first.vectors.ids() - set(second.catalog.chunk_ids())
     assert held_ids - {STRAY}, "the held ingest's vectors are in the index, its chunks not committed"
+    waiting, wait_for_writers = threading.Event(), second.catalog.wait_for_writers
 
+    def announced_wait() -> bool:
+        waiting.set()  # the index is listed, the held vectors in that listing
+        return wait_for_writers()
+
+    monkeypatch.setattr(second.catalog, "wait_for_writers", announced_wait)
     reconcile = in_background(second.reconcile_stores)
-    deadline = time.monotonic() + 30
-    while reconcile.is_alive() and not waiting_for_a_lock(catalog_url) and time.monotonic() < deadline:
+    assert waiting.wait(120), "the reconcile never came to wait for writers"
+    deadline = time.monotonic() + 30  # a bound, never a measured time
+    while reconcile.is_alive() and not writer_blocked(second) and time.monotonic() < deadline:
         time.sleep(0.05)
-    held.commit()  # once the reconcile has listed the index and waits; without the wait it is done
+    held.commit()  # the reconcile waits for this commit; one that did not wait has deleted by now
     reconcile.join(timeout=120)
 
     found = drift(second.catalog, second.vectors)
@@ -107,9 +132,9 @@ def test_a_reconcile_waits_for_another_replicas_open_transaction_and_keeps_its_v
 
 
 def test_a_reconcile_that_cannot_wait_long_enough_deletes_no_vectors(
-    replicas: tuple[Application, Application], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shared_replicas: tuple[Application, Application], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first, second = replicas
+    first, second = shared_replicas
     monkeypatch.setattr(postgres, "WRITERS_WAIT_MS", 100)
     (tmp_path / "corpus" / "moon.md").write_text("# Moon\n\nThe moon pulls the sea.\n", encoding="utf-8")
     held = HeldIngest(first, tmp_path / "corpus" / "moon.md", monkeypatch)
