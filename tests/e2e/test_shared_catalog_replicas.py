@@ -58,8 +58,8 @@ class Replicas:
         server = RunningServer(f"http://127.0.0.1:{port}", API_KEY, home, home / f"server-{port}.log")
         env = footnote_env(home, FOOTNOTE_API_KEY=API_KEY, **self.stores, **CHUNKING)
         env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO)])
-        child = [sys.executable, "-m", "tests.crash_child", kill, "--"] if kill else [sys.executable, "-m"]
-        command = [*child, *([] if kill else ["footnote"]), "serve", "--port", str(port)]
+        program = ["tests.crash_child", kill, "--"] if kill else ["footnote"]
+        command = [sys.executable, "-m", *program, "serve", "--port", str(port)]
         with open(server.log, "wb") as log:
             process = subprocess.Popen(
                 command, env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
