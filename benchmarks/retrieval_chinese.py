@@ -56,6 +56,7 @@ from footnote.ingest.document import Chunk
 from footnote.retrieval import cjk, keyword
 from footnote.store import catalog as catalog_module
 from footnote.store.catalog import Catalog, DocumentEntry
+from footnote.store.sqlite import SqliteCatalog
 
 RESULTS = Path(__file__).parent / "results"
 UNREAD_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
@@ -96,7 +97,7 @@ def _scheme(name: str) -> Iterator[None]:
 
 def _passage_catalog(dataset: BeirDataset, folder: Path) -> Catalog:
     """Every corpus passage as one chunk of a fresh catalog."""
-    catalog = Catalog(folder / "catalog.sqlite3")
+    catalog = SqliteCatalog(folder / "catalog.sqlite3")
     entries = [
         DocumentEntry(
             document, "", len(document.text), 0.0, (Chunk(0, document.text, 0, len(document.text)),)

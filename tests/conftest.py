@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from footnote.config import Settings
 from footnote.models.base import Embedder, Generator
+from tests.postgres_server import PostgresServer, started_server
 
 if TYPE_CHECKING:
     from tests.chroma_server import ChromaServer
@@ -109,3 +111,20 @@ def own_chroma(tmp_path: Path) -> Iterator[ChromaServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A private PostgreSQL cluster for the whole run (skips only where PostgreSQL is not installed)."""
+    yield from started_server()
+
+
+@pytest.fixture
+def catalog_url(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty database on the test cluster."""
+    name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50]
+    name = f"{name}_{next(_databases)}"
+    return postgres_server.create_database(name)
+
+
+_databases = itertools.count()

@@ -1,10 +1,12 @@
-"""`footnote ingest` in a child process that SIGKILLs itself at a chosen point.
+"""`footnote ingest` (or `serve`) in a child process that SIGKILLs itself at a chosen point.
 
     python -m tests.crash_child [NAME:N:before|after] -- ingest FOLDER [options]
+    python -m tests.crash_child [NAME:N:before|after] -- serve --port N
 
-runs the real CLI with the hashing embedder (real SQLite and Chroma files), and
-kills the process with SIGKILL just before or after the N-th call of the named
-operation, so tests can check what a crash at that moment leaves behind.
+runs the real CLI (`ingest` with the hashing embedder, on real SQLite and Chroma files
+or the shared stores; `serve` with the models its settings name), and kills the process
+with SIGKILL just before or after the N-th call of the named operation, so tests can
+check what a crash at that moment leaves behind.
 """
 
 from __future__ import annotations
@@ -19,40 +21,47 @@ from footnote.application import Application, create_app
 from footnote.cli import main as cli
 from footnote.config import Settings
 from footnote.ingest.pipeline import Ingestor
-from footnote.store.catalog import Catalog
+from footnote.store.chroma_server import ChromaServerVectorIndex
+from footnote.store.postgres import PostgresCatalog
+from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.fakes import HashingEmbedder
 
 # Chunks per stored window: small, so a corpus of a few files takes several windows.
 WINDOW_CHUNKS = 4
 
-TARGETS: dict[str, tuple[type, str]] = {
-    "parse": (Ingestor, "_parse_file"),
-    "embed": (HashingEmbedder, "embed_many"),
-    "upsert": (ChromaVectorIndex, "upsert"),
-    "vector-delete": (ChromaVectorIndex, "delete"),
-    "store": (Catalog, "replace_documents"),
-    "prune": (Catalog, "delete_documents"),
+CATALOGS = (SqliteCatalog, PostgresCatalog)
+VECTORS = (ChromaVectorIndex, ChromaServerVectorIndex)
+TARGETS: dict[str, tuple[tuple[type, ...], str]] = {
+    "parse": ((Ingestor,), "_parse_file"),
+    "embed": ((HashingEmbedder,), "embed_many"),
+    "upsert": (VECTORS, "upsert"),
+    "vector-delete": (VECTORS, "delete"),
+    "store": (CATALOGS, "replace_documents"),
+    "prune": (CATALOGS, "delete_documents"),
 }
 
 
 def arm(spec: str) -> None:
     name, count, when = spec.split(":")
-    owner, attribute = TARGETS[name]
-    original: Callable[..., Any] = getattr(owner, attribute)
+    owners, attribute = TARGETS[name]
     calls = 0
 
-    def wrapper(self: object, *args: object, **kwargs: object) -> Any:
-        nonlocal calls
-        calls += 1
-        if calls == int(count) and when == "before":
-            os.kill(os.getpid(), signal.SIGKILL)
-        result = original(self, *args, **kwargs)
-        if calls == int(count) and when == "after":
-            os.kill(os.getpid(), signal.SIGKILL)
-        return result
+    def armed(original: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(self: object, *args: object, **kwargs: object) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == int(count) and when == "before":
+                os.kill(os.getpid(), signal.SIGKILL)
+            result = original(self, *args, **kwargs)
+            if calls == int(count) and when == "after":
+                os.kill(os.getpid(), signal.SIGKILL)
+            return result
 
-    setattr(owner, attribute, wrapper)
+        return wrapper
+
+    for owner in owners:
+        setattr(owner, attribute, armed(getattr(owner, attribute)))
 
 
 def open_app() -> Application:

@@ -28,7 +28,7 @@ from footnote.retrieval.language import reads
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.catalog import Catalog, DocumentRecord
+from footnote.store.catalog import DocumentRecord, open_catalog
 from footnote.store.timing import StoreObserver, timed
 from footnote.store.vector_stores import check_vectors, open_vectors, recorded_vector_embedding, vector_kind
 from footnote.store.vectors import VectorIndex
@@ -56,7 +56,7 @@ class Application:
     ) -> None:
         self.settings = settings
         settings.ensure_home()
-        self.catalog = Catalog(settings.catalog_path)
+        self.catalog = open_catalog(settings)
         self._embedder = embedder
         self._generator = generator
         self._generator_given = generator is not None  # by the caller, not loaded from the settings
@@ -248,21 +248,26 @@ class Application:
         return self._judge
 
     def retriever(self) -> HybridRetriever:
+        if not self.catalog.searches_keywords and self._keyword_index is None:
+            self.keep_keyword_index()
         languages = embedder_languages(self.settings.embedder, self.settings.embedder_languages)
         return HybridRetriever(
             self.catalog, self.vectors, self.embedder, self.reranker, self._keyword_index, languages
         )
 
     def keep_keyword_index(self, wait: bool = False) -> None:
-        """Answer keyword searches from postings in memory (setting `keyword_memory`).
+        """Answer keyword searches from postings in memory (setting `keyword_memory`; always
+        for a catalog without a keyword index of its own, which they follow through its changes).
 
         Worth it in a process that runs many searches: the postings are built from the
         catalog on a background thread (FTS5 answers until they are ready), or now with `wait`.
         """
-        if not self.settings.keyword_memory:
+        if not self.settings.keyword_memory and self.catalog.searches_keywords:
             return
         if self._keyword_index is None:
             self._keyword_index = MemoryKeywordIndex(self.catalog, self.settings.keyword_postings_path)
+            # A shared catalog tells of other replicas' changes, so the postings follow at once.
+            self.catalog.on_change(self._keyword_index.catch_up)
         if wait:
             self._keyword_index.sync()
         else:

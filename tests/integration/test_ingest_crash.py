@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from footnote.store.catalog import Catalog
+from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.conftest import REPO
 
@@ -67,7 +67,7 @@ def run_child(home: Path, folder: Path, kill: str | None, *options: str) -> int:
 
 
 def snapshot(home: Path, folder: Path) -> dict[str, Any]:
-    catalog = Catalog(home / "catalog.sqlite3")
+    catalog = SqliteCatalog(home / "catalog.sqlite3")
     try:
         documents = [
             (d.id, Path(d.path).relative_to(folder).as_posix(), d.content_hash)

@@ -1,4 +1,6 @@
-"""The SQLite catalog: migrations, WAL, atomic document replacement, and the pending queue."""
+"""The catalog contract, run against both implementations (SQLite, and PostgreSQL where it is
+installed): atomic document replacement, tombstones, the pending queue, the change log; and
+what only SQLite has (its migrations, WAL, FTS5)."""
 
 from __future__ import annotations
 
@@ -6,13 +8,19 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
 
 from footnote.errors import StoreError
 from footnote.ingest.document import Chunk, Document
-from footnote.store.catalog import Catalog, ChunkRecord
+from footnote.retrieval.filters import SearchFilter
+from footnote.retrieval.postings import MemoryKeywordIndex
+from footnote.store.catalog import Catalog, ChunkChanges, ChunkRecord
 from footnote.store.migrations import MIGRATIONS, migrate
+from footnote.store.postgres import PostgresCatalog
+from footnote.store.sqlite import SqliteCatalog
 
 OLD_TEXTS = ["Lighthouses guide sailors at night.", "Fresnel lenses focus the beam."]
 NEW_TEXTS = ["Tides follow the moon.", "Spring tides are the largest.", "Neap tides are the smallest."]
@@ -43,26 +51,51 @@ def store(catalog: Catalog, path: str, texts: list[str], content_hash: str = "ha
 
 
 def found(catalog: Catalog, word: str) -> set[int]:
-    return {chunk_id for chunk_id, _ in catalog.keyword_search(f'"{word}"', 50)}
+    """Chunks holding `word`: from FTS5 where the catalog has it, else from keyword postings."""
+    if catalog.searches_keywords:
+        return {chunk_id for chunk_id, _ in catalog.keyword_search(f'"{word}"', 50)}
+    return {chunk_id for chunk_id, _ in MemoryKeywordIndex(catalog).search_now([(None, word)], 50)}
 
 
 def chunk_ids(catalog: Catalog, document_id: int) -> list[int]:
-    with closing(sqlite3.connect(catalog.path)) as db:
-        rows = db.execute("SELECT id FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,))
-        return [row[0] for row in rows]
+    records = catalog.chunks(catalog.chunk_id_list()).values()
+    return [r.id for r in sorted(records, key=lambda r: r.ordinal) if r.document_id == document_id]
+
+
+# A replacement that breaks the schema's rules fails with the database's own integrity error.
+IntegrityError = (sqlite3.IntegrityError, psycopg.IntegrityError)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Catalog]:
+    if request.param == "sqlite":
+        opened: Catalog = SqliteCatalog(tmp_path / "data" / "catalog.sqlite3")
+    else:
+        opened = PostgresCatalog(request.getfixturevalue("catalog_url"))
+    yield opened
+    opened.close()
 
 
 @pytest.fixture
-def catalog(tmp_path: Path) -> Iterator[Catalog]:
-    catalog = Catalog(tmp_path / "data" / "catalog.sqlite3")
+def sqlite_catalog(tmp_path: Path) -> Iterator[SqliteCatalog]:
+    catalog = SqliteCatalog(tmp_path / "data" / "catalog.sqlite3")
     yield catalog
     catalog.close()
+
+
+def reopened(catalog: Catalog) -> Catalog:
+    """The same catalog opened again, on connections of its own."""
+    if isinstance(catalog, PostgresCatalog):
+        return PostgresCatalog(catalog.url)
+    assert isinstance(catalog, SqliteCatalog)
+    return SqliteCatalog(catalog.path)
 
 
 # --- opening -------------------------------------------------------------------------------
 
 
-def test_migrations_are_recorded(catalog: Catalog) -> None:
+def test_migrations_are_recorded(sqlite_catalog: SqliteCatalog) -> None:
+    catalog = sqlite_catalog
     with closing(sqlite3.connect(catalog.path)) as db:
         rows = db.execute("SELECT version, description FROM schema_migrations ORDER BY version").fetchall()
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -74,11 +107,11 @@ def test_migrations_are_recorded(catalog: Catalog) -> None:
 
 def test_reopening_applies_no_migration_twice_and_keeps_data(tmp_path: Path) -> None:
     path = tmp_path / "catalog.sqlite3"
-    first = Catalog(path)
+    first = SqliteCatalog(path)
     document_id = store(first, "/docs/a.md", OLD_TEXTS)
     first.close()
 
-    second = Catalog(path)
+    second = SqliteCatalog(path)
     try:
         with closing(sqlite3.connect(path)) as db:
             count = db.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0]
@@ -99,14 +132,15 @@ def test_migrate_is_idempotent_on_one_connection(tmp_path: Path) -> None:
         db.close()
 
 
-def test_journal_mode_is_wal(catalog: Catalog) -> None:
+def test_journal_mode_is_wal(sqlite_catalog: SqliteCatalog) -> None:
+    catalog = sqlite_catalog
     with closing(sqlite3.connect(catalog.path)) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 def test_creates_missing_parent_folders(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "catalog.sqlite3"
-    Catalog(path).close()
+    SqliteCatalog(path).close()
     assert path.is_file()
 
 
@@ -115,7 +149,7 @@ def test_a_file_that_is_not_sqlite_is_refused_with_a_fix(tmp_path: Path) -> None
     path.write_bytes(b"this is not a database, just some garbage bytes \x00\xff\x13" * 64)
 
     with pytest.raises(StoreError) as caught:
-        Catalog(path)
+        SqliteCatalog(path)
 
     message = str(caught.value)
     assert str(path) in message
@@ -197,7 +231,7 @@ def test_a_failed_replacement_rolls_back_and_keeps_the_previous_version(catalog:
     document, chunks = make_document("/docs/a.md", NEW_TEXTS)
     duplicate_ordinals = [chunks[0], chunks[1], Chunk(1, chunks[2].text, chunks[2].start, chunks[2].end)]
 
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(IntegrityError):
         catalog.replace_document(document, "h2", 1, 0.0, duplicate_ordinals)
 
     record = catalog.document_by_path("/docs/a.md")
@@ -215,17 +249,20 @@ def test_a_failed_replacement_rolls_back_and_keeps_the_previous_version(catalog:
 def test_the_catalog_stays_usable_after_a_rolled_back_replacement(catalog: Catalog) -> None:
     document, chunks = make_document("/docs/new.md", NEW_TEXTS)
 
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(IntegrityError):
         catalog.replace_document(document, "h", 1, 0.0, [chunks[0], chunks[0]])
 
     assert catalog.document_by_path("/docs/new.md") is None
     assert catalog.count_chunks() == 0
     assert found(catalog, "tides") == set()
-    # No transaction was left open: the next write commits and other connections see it.
+    # No transaction was left open: the next write commits and another connection sees it.
     document_id = store(catalog, "/docs/new.md", NEW_TEXTS)
-    with closing(sqlite3.connect(catalog.path)) as db:
-        assert db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] == 3
-    assert catalog.document(document_id) is not None
+    again = reopened(catalog)
+    try:
+        assert again.count_chunks() == 3
+        assert again.document(document_id) is not None
+    finally:
+        again.close()
 
 
 def test_delete_document_removes_it_and_tombstones_its_chunks(catalog: Catalog) -> None:
@@ -328,3 +365,66 @@ def test_replaced_chunks_are_pending_again(catalog: Catalog) -> None:
 
     assert catalog.count_pending() == 3
     assert [c.text for c in catalog.pending_chunks()] == NEW_TEXTS
+
+
+# --- what readers follow --------------------------------------------------------------------
+
+
+def test_every_replacement_and_deletion_moves_the_generation_on(catalog: Catalog) -> None:
+    start = catalog.generation()
+    document_id = store(catalog, "/docs/a.md", OLD_TEXTS)
+    after_store = catalog.generation()
+    catalog.delete_document(document_id)
+
+    assert start < after_store < catalog.generation()
+
+
+def test_changes_since_a_generation_name_the_chunks_added_and_removed(catalog: Catalog) -> None:
+    first = store(catalog, "/docs/a.md", OLD_TEXTS)
+    old_chunks = chunk_ids(catalog, first)
+    seen = catalog.generation()
+    second = store(catalog, "/docs/a.md", NEW_TEXTS, content_hash="h2")
+    other = store(catalog, "/docs/b.md", ["Coffee grows in Africa."])
+    short_lived = chunk_ids(catalog, other)
+    catalog.delete_document(other)
+
+    changes = catalog.changes_since(seen)
+
+    if isinstance(catalog, SqliteCatalog):
+        assert changes is None  # the embedded catalog keeps no log: readers compare every id
+        return
+    assert changes is not None
+    assert sorted(changes.added) == chunk_ids(catalog, second)
+    assert sorted(changes.removed) == sorted(old_chunks + short_lived)
+    assert catalog.changes_since(catalog.generation()) == ChunkChanges((), ())
+
+
+def test_filtered_chunk_ids_apply_path_globs_formats_and_dates(catalog: Catalog) -> None:
+    papers = store(catalog, "/data/papers/a [draft].md", OLD_TEXTS)
+    notes = store(catalog, "/data/notes/b.md", NEW_TEXTS)
+
+    def chunks_for(**fields: Any) -> set[int]:
+        return catalog.filtered_chunk_ids(SearchFilter(**fields))
+
+    assert chunks_for(include_paths=("/data/papers/*",)) == set(chunk_ids(catalog, papers))
+    assert chunks_for(include_paths=("/data/papers/a [[]draft].md",)) == set(chunk_ids(catalog, papers))
+    assert chunks_for(exclude_paths=("*/papers/*",)) == set(chunk_ids(catalog, notes))
+    assert chunks_for(include_paths=("/data/?otes/*.md",)) == set(chunk_ids(catalog, notes))
+    assert chunks_for(include_paths=("/DATA/*",)) == set()  # globs are case-sensitive
+    assert chunks_for(formats=("pdf",)) == set()
+    assert chunks_for(modified_after=1700000000.0) == set(catalog.chunk_id_list())
+    assert chunks_for(modified_before=1700000000.0) == set()
+    assert catalog.document_ids(SearchFilter(include_paths=("*/notes/*",))) == [notes]
+
+
+def test_a_deleted_chunk_is_absent_from_every_read(catalog: Catalog) -> None:
+    document_id = store(catalog, "/docs/a.md", OLD_TEXTS)
+    ids = chunk_ids(catalog, document_id)
+
+    catalog.delete_documents([document_id])
+
+    assert catalog.chunks(ids) == {}
+    assert catalog.chunk_languages(ids) == {}
+    assert catalog.keyword_rows(ids) == []
+    assert catalog.chunk_ids() == {}
+    assert catalog.pending_chunks() == []

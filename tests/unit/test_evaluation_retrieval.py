@@ -18,7 +18,7 @@ from footnote.evaluation.retrieval import (
 )
 from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.catalog import Catalog
+from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.fakes import HashingEmbedder
 
@@ -57,7 +57,7 @@ def dataset_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def stores(tmp_path: Path) -> Iterator[tuple[Ingestor, HybridRetriever]]:
-    catalog = Catalog(tmp_path / "home" / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "home" / "catalog.sqlite3")
     embedder = HashingEmbedder()
     vectors = ChromaVectorIndex(tmp_path / "home" / "vectors", embedder.name, embedder.dimension)
     yield Ingestor(catalog, vectors, embedder), HybridRetriever(catalog, vectors, embedder)
@@ -141,7 +141,7 @@ def test_a_mixed_language_set_is_also_scored_per_language(tmp_path: Path) -> Non
         queries.write(json.dumps({"_id": "z2", "text": "西湖的茶"}, ensure_ascii=False) + "\n")
     with (folder / "qrels" / "test.tsv").open("a") as qrels:
         qrels.write("z1\tpanda\t1\nz2\tbread\t1\n")  # z2 is judged against a passage it cannot find
-    catalog = Catalog(tmp_path / "home" / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "home" / "catalog.sqlite3")
     embedder = HashingEmbedder()
     vectors = ChromaVectorIndex(tmp_path / "home" / "vectors", embedder.name, embedder.dimension)
     dataset = load_beir(folder)

@@ -11,6 +11,7 @@ import pytest
 from footnote.ingest.document import Chunk, Document
 from footnote.retrieval.keyword import MAX_TERMS, STOP_WORDS, fts_query
 from footnote.store.catalog import Catalog
+from footnote.store.sqlite import SqliteCatalog
 
 # One chunk per line: each holds words that are FTS5 operators or look like them.
 CHUNK_TEXTS = [
@@ -35,7 +36,7 @@ def _document(texts: list[str]) -> tuple[Document, list[Chunk]]:
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> Iterator[Catalog]:
-    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite3")
     document, chunks = _document(CHUNK_TEXTS)
     catalog.replace_document(document, "hash", 1, 0.0, chunks)
     yield catalog

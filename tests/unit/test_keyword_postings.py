@@ -17,6 +17,7 @@ from footnote.retrieval.postings import Fts5Tokenizer, MemoryKeywordIndex
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog
 from footnote.store.migrations import KEYWORD_TOKENIZER
+from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.fakes import HashingEmbedder
 
@@ -72,7 +73,7 @@ def document(path: str, title: str, sections: list[tuple[tuple[str, ...], str]])
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[tuple[Catalog, Ingestor]]:
-    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite3")
     embedder = HashingEmbedder()
     vectors = ChromaVectorIndex(tmp_path / "vectors", embedder.name, embedder.dimension)
     ingestor = Ingestor(catalog, vectors, embedder, chunk_tokens=24, chunk_overlap=0)

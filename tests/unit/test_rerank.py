@@ -21,6 +21,7 @@ from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.rerank import LlmReranker, Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog
+from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.fakes import HashingEmbedder, WordTokenizer
 from tests.unit.test_evaluation_retrieval import write_beir
@@ -78,7 +79,7 @@ TEXTS = [
 
 @pytest.fixture
 def stores(tmp_path: Path) -> Iterator[tuple[Catalog, ChromaVectorIndex, HashingEmbedder]]:
-    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite3")
     embedder = HashingEmbedder()
     vectors = ChromaVectorIndex(tmp_path / "vectors", embedder.name, embedder.dimension)
     ingestor = Ingestor(catalog, vectors, embedder)
@@ -111,7 +112,7 @@ def test_the_retriever_reranks_its_candidates_then_cuts_to_the_limit(
 
 def test_the_evaluation_adds_a_rerank_row_only_when_asked(tmp_path: Path) -> None:
     dataset = load_beir(write_beir(tmp_path / "tiny"))
-    catalog = Catalog(tmp_path / "home" / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "home" / "catalog.sqlite3")
     embedder = HashingEmbedder()
     vectors = ChromaVectorIndex(tmp_path / "home" / "vectors", embedder.name, embedder.dimension)
     index_dataset(Ingestor(catalog, vectors, embedder), dataset)

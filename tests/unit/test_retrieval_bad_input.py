@@ -11,7 +11,7 @@ from footnote.errors import QueryError
 from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.catalog import Catalog
+from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.fakes import HashingEmbedder
 
@@ -21,7 +21,7 @@ TEXT = 'The lighthouse stands NEAR the harbour; "quoted" words, a star * and a m
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRetriever]:
     home: Path = tmp_path_factory.mktemp("bad-input")
-    catalog = Catalog(home / "catalog.sqlite3")
+    catalog = SqliteCatalog(home / "catalog.sqlite3")
     embedder = HashingEmbedder()
     vectors = ChromaVectorIndex(home / "vectors", embedder.name, embedder.dimension)
     document = Document("/docs/light.txt", "text", "Lighthouse", TEXT, [Block(TEXT, 0, len(TEXT))])

@@ -14,8 +14,8 @@ from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval.cjk import index_grams, query_grams, without_cjk
 from footnote.retrieval.keyword import fts_query
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.catalog import Catalog
 from footnote.store.migrations import MIGRATIONS, migrate
+from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.fakes import HashingEmbedder
 
@@ -35,7 +35,7 @@ def _document(path: str, text: str) -> Document:
 
 @pytest.fixture
 def retriever(tmp_path: Path) -> Iterator[HybridRetriever]:
-    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite3")
     embedder = HashingEmbedder()
     vectors = ChromaVectorIndex(tmp_path / "vectors", embedder.name, embedder.dimension)
     Ingestor(catalog, vectors, embedder).ingest_documents(_document(p, t) for p, t in TEXTS.items())
@@ -140,7 +140,7 @@ def test_migration_2_backfills_grams_of_chunks_stored_before_it(tmp_path: Path) 
     )
     db.close()
 
-    catalog = Catalog(tmp_path / "old.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "old.sqlite3")
     try:
         assert catalog.schema_version == MIGRATIONS[-1][0]
         assert [chunk_id for chunk_id, _ in catalog.keyword_search(fts_query("竹子"), 5)] == [1]
@@ -180,7 +180,7 @@ def test_migration_4_stores_languages_and_makes_chinese_grams_words(tmp_path: Pa
     )
     db.close()
 
-    catalog = Catalog(tmp_path / "v3.sqlite3")
+    catalog = SqliteCatalog(tmp_path / "v3.sqlite3")
     try:
         assert catalog.schema_version == 4
         assert catalog.chunk_languages([1, 2]) == {1: "zh", 2: "en"}

@@ -12,7 +12,7 @@ from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.keyword import fts_query
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.catalog import Catalog
+from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.fakes import HashingEmbedder
 
@@ -30,7 +30,7 @@ ALL = {path for path, _, _ in DOCUMENTS}
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRetriever]:
     home = tmp_path_factory.mktemp("filters")
-    catalog = Catalog(home / "catalog.sqlite3")
+    catalog = SqliteCatalog(home / "catalog.sqlite3")
     embedder = HashingEmbedder()
     vectors = ChromaVectorIndex(home / "vectors", embedder.name, embedder.dimension)
     ingestor = Ingestor(catalog, vectors, embedder)

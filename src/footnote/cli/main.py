@@ -19,6 +19,7 @@ from footnote.cli.chat import chat
 from footnote.cli.evaluate import eval_app
 from footnote.cli.ppl import ppl
 from footnote.cli.serve import serve
+from footnote.cli.store import store_app
 from footnote.config import Settings
 from footnote.errors import FootnoteError
 
@@ -33,6 +34,7 @@ app.add_typer(docs_app, name="docs")
 app.add_typer(models_app, name="models")
 app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
+app.add_typer(store_app, name="store")
 app.command()(ppl)
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")

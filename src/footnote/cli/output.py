@@ -26,7 +26,8 @@ def print_json(data: Any) -> None:
 
 
 def print_error(message: str) -> None:
-    errors.print(f"[bold red]error:[/] {escape(message)}")
+    # One line however long: a terminal may wrap it, but a log or a script reads it whole.
+    errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
 
 
 class SentencePrinter:

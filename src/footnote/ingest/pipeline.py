@@ -18,11 +18,13 @@ from __future__ import annotations
 import fnmatch
 import functools
 import hashlib
+import logging
 import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -32,8 +34,10 @@ from footnote.ingest.chunker import chunk_document
 from footnote.ingest.document import Chunk, Document
 from footnote.ingest.loaders import load_document, unsupported_reason
 from footnote.models.base import Embedder
-from footnote.store.catalog import Catalog, DocumentEntry
+from footnote.store.catalog import Catalog, DocumentEntry, PathClaims
 from footnote.store.vectors import Metadata, VectorIndex
+
+log = logging.getLogger(__name__)
 
 Status = Literal["new", "changed", "unchanged", "failed", "skipped", "removed"]
 STATUSES: tuple[Status, ...] = ("new", "changed", "unchanged", "failed", "skipped", "removed")
@@ -197,11 +201,26 @@ class Ingestor:
         self.max_text_chars = max_text_chars
         # A full reconciliation reads every id in the vector index: once per process is enough.
         self.full_reconcile = full_reconcile
+        # The files this run works on, claimed so that a run in another process leaves them alone.
+        self._claims = PathClaims()
 
     def ingest(
         self, paths: Iterable[Path], progress: ProgressCallback | None = None, prune: bool = False
     ) -> IngestReport:
         """Ingest files and folders; with `prune`, forget documents under `paths` that are gone."""
+        with self._claiming():
+            return self._ingest(paths, progress, prune)
+
+    @contextmanager
+    def _claiming(self) -> Iterator[None]:
+        self._claims = self.catalog.path_claims()
+        try:
+            yield
+        finally:
+            self._claims.close()
+            self._claims = PathClaims()
+
+    def _ingest(self, paths: Iterable[Path], progress: ProgressCallback | None, prune: bool) -> IngestReport:
         started = time.perf_counter()
         paths = list(paths)
         report = IngestReport()
@@ -244,10 +263,11 @@ class Ingestor:
     def ingest_file(self, path: Path) -> FileOutcome:
         """Ingest one file now: parse, embed, and store it with its vectors."""
         report = IngestReport()
-        item = self._parse_file(path)
-        if isinstance(item, FileOutcome):
-            return item
-        self._store([item], report)
+        with self._claiming():
+            item = self._parse_file(path)
+            if isinstance(item, FileOutcome):
+                return item
+            self._store([item], report)
         self.reconcile()
         return item.outcome
 
@@ -287,7 +307,16 @@ class Ingestor:
             worker.join()
 
     def _parse_file(self, path: Path) -> FileOutcome | _Parsed:
+        """The file parsed and chunked, claimed until it is stored; or what became of it."""
         key = str(path)
+        if not self._claims.take(key):
+            return FileOutcome(key, "skipped", error="another process is ingesting it now")
+        item = self._parse_claimed(path, key)
+        if isinstance(item, FileOutcome):
+            self._claims.release([key])
+        return item
+
+    def _parse_claimed(self, path: Path, key: str) -> FileOutcome | _Parsed:
         try:
             data = path.read_bytes()
             stat = path.stat()
@@ -355,6 +384,7 @@ class Ingestor:
             self.vectors.upsert([chunk_id for chunk_id, _ in ids], vectors, rows)
 
         self.catalog.replace_documents([p.entry for p in window], write_vectors)
+        self._claims.release([p.outcome.path for p in window])
         report.files.extend(p.outcome for p in window)
         return len(texts)
 
@@ -463,13 +493,23 @@ class Ingestor:
             self.catalog.clear_tombstones(tombstones)
         if not full:
             return
-        # The index is listed first: a vector written inside a catalog transaction that commits
-        # before the catalog is listed (another replica's ingest) is then not taken for an orphan.
+        # Chunks committed before the index is listed have their vectors in it, unless lost.
+        listed_before = self.catalog.chunk_ids()
         in_index = self.vectors.ids()
+        # Vectors in the index whose transaction is still open (another replica's ingest) are not
+        # orphans: wait for it to end, then list the chunks it committed, if it did.
+        settled = self.catalog.wait_for_writers()
         in_catalog = self.catalog.chunk_ids()
         orphaned = sorted(in_index.difference(in_catalog))
-        if orphaned:
+        if orphaned and settled:
             self.vectors.delete(orphaned)
-        missing = sorted(i for i, embedded in in_catalog.items() if embedded and i not in in_index)
+        elif orphaned:
+            log.warning(
+                "left %d vectors without chunks in the index: a catalog write stayed open; "
+                "the next start deletes them, or `footnote store check` lists them",
+                len(orphaned),
+            )
+        lost = (i for i, embedded in listed_before.items() if embedded and i not in in_index)
+        missing = sorted(i for i in lost if in_catalog.get(i))
         if missing:
             self.catalog.mark_pending(missing)

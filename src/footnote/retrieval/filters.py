@@ -9,6 +9,7 @@ to document ids by the catalog.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,26 +40,30 @@ class SearchFilter:
     def filters_paths(self) -> bool:
         return bool(self.include_paths or self.exclude_paths)
 
-    def sql(self, documents: str = "d") -> tuple[str, list[object]]:
-        """A WHERE fragment on the documents table aliased `documents`, and its parameters."""
+    def sql(self, documents: str = "d", postgres: bool = False) -> tuple[str, list[object]]:
+        """A WHERE fragment on the documents table aliased `documents`, and its parameters;
+        in PostgreSQL's dialect with `postgres` (which matches globs as regular expressions)."""
+        mark = "%s" if postgres else "?"
+        matches = f"{documents}.path ~ {mark}" if postgres else f"{documents}.path GLOB {mark}"
+        glob = glob_regex if postgres else str
         clauses: list[str] = []
         args: list[object] = []
         if self.include_paths:
-            clauses.append("(" + " OR ".join(f"{documents}.path GLOB ?" for _ in self.include_paths) + ")")
-            args.extend(self.include_paths)
+            clauses.append("(" + " OR ".join(matches for _ in self.include_paths) + ")")
+            args.extend(glob(pattern) for pattern in self.include_paths)
         for pattern in self.exclude_paths:
-            clauses.append(f"NOT {documents}.path GLOB ?")
-            args.append(pattern)
+            clauses.append(f"NOT {matches}")
+            args.append(glob(pattern))
         if self.formats:
-            clauses.append(f"{documents}.format IN ({','.join('?' * len(self.formats))})")
+            clauses.append(f"{documents}.format IN ({','.join([mark] * len(self.formats))})")
             args.extend(self.formats)
         if self.modified_after is not None:
-            clauses.append(f"{documents}.mtime >= ?")
+            clauses.append(f"{documents}.mtime >= {mark}")
             args.append(self.modified_after)
         if self.modified_before is not None:
-            clauses.append(f"{documents}.mtime < ?")
+            clauses.append(f"{documents}.mtime < {mark}")
             args.append(self.modified_before)
-        return " AND ".join(clauses) or "1", args
+        return " AND ".join(clauses) or ("TRUE" if postgres else "1"), args
 
     def chroma_where(self, document_ids: Sequence[int] | None) -> dict[str, Any] | None:
         """The Chroma `where`; `document_ids` are the documents the path globs allow."""
@@ -74,6 +79,30 @@ class SearchFilter:
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def glob_regex(pattern: str) -> str:
+    """A regular expression matching what SQLite's GLOB `pattern` matches (whole string,
+    case-sensitive; `*` and `?` cross `/`; `[...]` and `[^...]` are character classes)."""
+    out = ["^"]
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        close = pattern.find("]", index + 2) if char == "[" else -1
+        if char == "*":
+            out.append(".*")
+        elif char == "?":
+            out.append(".")
+        elif close != -1:
+            body = pattern[index + 1 : close]
+            negated = body.startswith("^")
+            body = body[1:] if negated else body
+            out.append("[" + ("^" if negated else "") + body.replace("\\", "\\\\") + "]")
+            index = close
+        else:
+            out.append(re.escape(char))
+        index += 1
+    return "".join(out) + "$"
 
 
 FORMATS = ("markdown", "text", "html", "pdf")

@@ -22,7 +22,7 @@ import re
 import sqlite3
 import threading
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +125,11 @@ class MemoryKeywordIndex:
 
     # --- following the catalog -------------------------------------------------------------
 
+    @property
+    def generation(self) -> int | None:
+        """The catalog generation the postings are up to date with (None before the first sync)."""
+        return self._generation
+
     def catch_up(self) -> None:
         """Start bringing the index in line with the catalog on a background thread."""
         with self._state_lock:
@@ -156,17 +161,26 @@ class MemoryKeywordIndex:
     def _sync(self, generation: int) -> None:
         if self._generation is None and self.path is not None and self.path.exists():
             self._load(self.path)
-        current = self.catalog.chunk_id_list()
-        present = set(current)
-        gone = [slot for chunk_id, slot in self._slot_of.items() if chunk_id not in present]
+        # A catalog with a change log says what changed; otherwise every chunk id is compared.
+        changes = self.catalog.changes_since(self._generation) if self._generation is not None else None
+        if changes is not None:
+            gone_ids: list[int] = [i for i in changes.removed if i in self._slot_of]
+            current: list[int] | None = None
+        else:
+            current = self.catalog.chunk_id_list()
+            present = set(current)
+            gone_ids = [chunk_id for chunk_id in self._slot_of if chunk_id not in present]
+        gone = [self._slot_of[chunk_id] for chunk_id in gone_ids]
         if self._dead + len(gone) > _REBUILD_DEAD_FRACTION * max(len(self._ids), 1):
             self._reset()
+            current = current if current is not None else self.catalog.chunk_id_list()
         else:
-            for slot in gone:
-                del self._slot_of[int(self._ids[slot])]
+            for chunk_id in gone_ids:
+                del self._slot_of[chunk_id]
             self._alive[gone] = False
             self._dead += len(gone)
-        added = [chunk_id for chunk_id in current if chunk_id not in self._slot_of]
+        candidates = current if current is not None else changes.added if changes is not None else ()
+        added = [chunk_id for chunk_id in candidates if chunk_id not in self._slot_of]
         self._unsaved += len(added) + len(gone)
         for start in range(0, len(added), _BATCH):
             self._add(self.catalog.keyword_rows(added[start : start + _BATCH]))
@@ -288,7 +302,40 @@ class MemoryKeywordIndex:
         finally:
             self._lock.release()
 
-    def _search(self, keys: list[str], limit: int) -> list[tuple[int, float]]:
+    def search_now(
+        self, phrases: Sequence[tuple[str | None, str]], limit: int, allowed: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """Like `search`, for a catalog that has no keyword index of its own to answer instead:
+        the postings are brought up to date first, `allowed` (chunk ids) limits the hits, and a
+        phrase of several tokens is searched as its tokens (the postings keep no positions)."""
+        self.sync()
+        lookups: dict[str, None] = {}
+        for (column, _), terms in zip(phrases, self._tokenizer.terms([p for _, p in phrases]), strict=True):
+            lookups.update((_key(column == GRAMS_COLUMN, term), None) for term in terms)
+        with self._lock:
+            return self._search(list(lookups), limit, allowed)
+
+    def unknown_words(self, words: Sequence[str]) -> list[str]:
+        """Those of `words` that no chunk holds in any column, as the keyword index makes terms."""
+        self.sync()
+        unique = list(dict.fromkeys(words))
+        with self._lock:
+            return [
+                word
+                for word, terms in zip(unique, self._tokenizer.terms(unique), strict=True)
+                if not terms or not all(self._holds(term) for term in terms)
+            ]
+
+    def _holds(self, term: str) -> bool:
+        for key in (_key(False, term), _key(True, term)):
+            segments = self._postings.get(key)
+            if segments and bool(self._alive[_merged(segments)[0]].any()):
+                return True
+        return False
+
+    def _search(
+        self, keys: list[str], limit: int, allowed: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
         rows = self._rows
         if not rows or not keys:
             return []
@@ -314,6 +361,8 @@ class MemoryKeywordIndex:
         if not slots_list:
             return []
         scores = np.bincount(np.concatenate(slots_list), np.concatenate(scores_list), len(self._ids))
+        if allowed is not None:
+            scores[~np.isin(self._ids, np.fromiter(allowed, np.int64, len(allowed)))] = 0.0
         matched = np.flatnonzero(scores)  # every term's score is positive (idf has a floor)
         if len(matched) > limit:
             matched = matched[np.argpartition(-scores[matched], limit - 1)[:limit]]

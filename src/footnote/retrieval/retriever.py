@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from footnote import tracing
-from footnote.errors import QueryError
+from footnote.errors import QueryError, StoreError
 from footnote.models.base import Embedder, Vector
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.fusion import reciprocal_rank_fusion
@@ -123,7 +123,17 @@ class HybridRetriever:
 
     def unknown_words(self, words: Sequence[str]) -> list[str]:
         """Those of `words` that no indexed chunk holds: the documents cannot answer about them."""
+        if not self.catalog.searches_keywords:
+            return self._postings().unknown_words(words)
         return self.catalog.unknown_words(words)
+
+    def _postings(self) -> MemoryKeywordIndex:
+        if self.keyword_index is None:
+            raise StoreError(
+                f"the catalog at {self.catalog.location} has no keyword index of its own; "
+                "search it with keyword postings in memory (Application.keep_keyword_index)"
+            )
+        return self.keyword_index
 
     def _searches_dense(self, params: RetrievalParams, language: str) -> bool:
         """Dense mode always does; in hybrid mode a dense list with no vote on the query is not searched."""
@@ -157,6 +167,9 @@ class HybridRetriever:
         return {i: vote(self.dense_languages, language, languages.get(i, UNKNOWN), unread) for i in ids}
 
     def _keyword(self, query: str, limit: int, filters: SearchFilter | None) -> list[tuple[int, float]]:
+        if not self.catalog.searches_keywords:
+            allowed = self.catalog.filtered_chunk_ids(filters) if filters is not None else None
+            return self._postings().search_now(keyword_phrases(query), limit, allowed)
         if self.keyword_index is not None and filters is None:
             found = self.keyword_index.search(keyword_phrases(query), limit)
             if found is not None:

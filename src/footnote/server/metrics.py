@@ -8,6 +8,7 @@ never by the raw path, so a client cannot blow up the number of series.
 from __future__ import annotations
 
 import logging
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from footnote import tracing
+from footnote.errors import StoreError
 from footnote.server.admission import AdmissionPool
 
 access_log = logging.getLogger("footnote.server.access")
@@ -80,8 +82,8 @@ class Metrics:
         self.in_flight.labels(pool.name).set_function(lambda: float(pool.active))
 
     def watch_index(self, documents: Callable[[], int], chunks: Callable[[], int]) -> None:
-        self.index_documents.set_function(lambda: float(documents()))
-        self.index_chunks.set_function(lambda: float(chunks()))
+        self.index_documents.set_function(lambda: _counted(documents))
+        self.index_chunks.set_function(lambda: _counted(chunks))
 
     def observe_store(self, store: str, operation: str, seconds: float, failed: bool) -> None:
         self.store_latency.labels(store, operation).observe(seconds)
@@ -90,6 +92,15 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def _counted(count: Callable[[], int]) -> float:
+    """The count, or NaN while the store cannot say: the other metrics, the store errors
+    among them, must still be scraped when the catalog is down."""
+    try:
+        return float(count())
+    except StoreError:
+        return math.nan
 
 
 def route_label(scope: Scope) -> str:

@@ -1,0 +1,77 @@
+"""`footnote store`: move an embedded index into the shared stores, and check catalog and vectors agree."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from footnote.cli import output
+from footnote.config import Settings
+from footnote.store.catalog import open_catalog
+from footnote.store.moving import copy_index, drift, open_vectors_at, recorded_embedder
+from footnote.store.postgres import PostgresCatalog
+from footnote.store.sqlite import SqliteCatalog
+
+store_app = typer.Typer(help="Move and check the catalog and vector stores.", no_args_is_help=True)
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+@store_app.command("migrate")
+def migrate(
+    to_catalog: Annotated[
+        str,
+        typer.Option("--to-catalog", help="postgresql://… of an empty database for the catalog."),
+    ],
+    to_vectors: Annotated[
+        str | None,
+        typer.Option("--to-vectors", help="http://host:port of a Chroma server (or a folder) for vectors."),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Copy the embedded index in FOOTNOTE_HOME into shared stores, without embedding again."""
+    settings = Settings()
+    source = SqliteCatalog(settings.catalog_path)
+    target = PostgresCatalog(to_catalog)
+    try:
+        vectors = None
+        if to_vectors is not None:
+            identity, dimension = recorded_embedder(settings.vector_path)
+            token = settings.vector_token.get_secret_value() if settings.vector_token else None
+            vectors = (
+                open_vectors_at(str(settings.vector_path), None, identity, dimension),
+                open_vectors_at(to_vectors, token, identity, dimension),
+            )
+        report = copy_index(source, target, *(vectors or (None, None)))
+    finally:
+        source.close()
+        target.close()
+    if json_output:
+        output.print_json(asdict(report))
+    else:
+        copied = f"copied {report.documents} documents and {report.chunks} chunks"
+        output.console.print(copied + (f" and {report.vectors} vectors" if to_vectors else ""))
+
+
+@store_app.command("check")
+def check(json_output: JsonOption = False) -> None:
+    """Report drift between the catalog and the vector index (exit code 1 when they disagree)."""
+    settings = Settings()
+    catalog = open_catalog(settings)
+    try:
+        location = settings.vector_url or str(settings.vector_path)
+        token = settings.vector_token.get_secret_value() if settings.vector_token else None
+        found = drift(catalog, open_vectors_at(location, token, None, None))
+    finally:
+        catalog.close()
+    if json_output:
+        output.print_json({**asdict(found), "in_step": found.in_step})
+    else:
+        output.console.print(
+            f"{found.chunks} chunks, {found.vectors} vectors, {len(found.pending)} waiting to be embedded; "
+            f"{len(found.chunks_without_vectors)} chunks without vectors, "
+            f"{len(found.vectors_without_chunks)} vectors without chunks"
+        )
+    if not found.in_step:
+        raise typer.Exit(code=1)
