@@ -71,6 +71,16 @@ def wait_until_ready(server: RunningServer, process: subprocess.Popen[bytes]) ->
     pytest.fail(f"the server was not ready within {START_TIMEOUT} s:\n{server.log_tail()}")
 
 
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if the server has not exited within 30 s."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     home = tmp_path_factory.mktemp("served-home")
@@ -89,9 +99,4 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
         wait_until_ready(server, process)
         yield server
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process)

@@ -26,7 +26,7 @@ from footnote.store.chroma_server import ChromaServerVectorIndex
 from footnote.store.postgres import PostgresCatalog
 from tests.chroma_server import ChromaServer
 from tests.conftest import REPO
-from tests.e2e.conftest import API_KEY, RunningServer, footnote_env, free_port, wait_until_ready
+from tests.e2e.conftest import API_KEY, RunningServer, footnote_env, free_port, stop_process, wait_until_ready
 from tests.integration.test_ingest_crash import RIVERS, write_phase_a
 from tests.postgres_server import PostgresServer
 
@@ -75,12 +75,7 @@ class Replicas:
         process = self.processes.pop(name)
         self.servers.pop(name)
         if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=10)
+            stop_process(process)
 
     def close(self) -> None:
         for name in list(self.processes):
