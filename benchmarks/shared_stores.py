@@ -1,157 +1,457 @@
-"""Vector query latency: the embedded Chroma index against a Chroma server, side by side.
+"""Shared stores (PostgreSQL catalog + Chroma server) against the embedded ones, on SciFact.
 
-The vectors come from an existing embedded index (`FOOTNOTE_HOME` of a SciFact ingest,
-`--home DIR`), or, with `--docs N`, from the first N SciFact documents ingested now with the
-configured embedder. They are copied, unchanged, into a Chroma server that this script starts
-on loopback (`chroma run`, beside this Python), so both indexes hold the same vectors. Each
-query is a stored chunk's own vector (chosen at random, the same ones for both), so only the
-stores are timed, not the embedder. The embedded index is the baseline, measured in the same
-run: the report gives each side's p50/p99 and the server's ratio to the embedded p50 and p99.
+Every figure is measured side by side in one run, on servers this script starts on loopback
+(a private PostgreSQL cluster via initdb/pg_ctl, `chroma run`, `footnote serve`) and stops:
 
-    python benchmarks/shared_stores.py --home /tmp/scifact-home --queries 2000
-    python benchmarks/shared_stores.py --docs 20 --queries 50      # a smoke run
+1. search latency: the application's hybrid `app.search(query, limit=10)` over the SciFact
+   test queries, the embedded home (SQLite + embedded Chroma) against the same index moved into
+   the shared stores; each app has its own embedder, queries alternate between the two, and
+   the top 10 of both are compared query by query;
+2. search throughput over HTTP (`POST /v1/search`) with 1 and then 2 `footnote serve`
+   replicas on the shared stores, the same client concurrency and duration each;
+3. propagation: a small document with a word of its own uploaded through replica A
+   (`POST /v1/documents`, which replies once the ingest has committed), then B's search polled
+   until it finds it; the time from A's reply to B's first hit;
+4. `footnote store migrate --to-catalog URL --to-vectors URL` of the SciFact index, against
+   `footnote ingest` of the same SciFact documents into fresh shared stores.
+
+The index is a copy of an existing embedded SciFact home (`--home`, never modified), or with
+`--docs N` the first N SciFact documents ingested now (a smoke run).
+
+    python benchmarks/shared_stores.py --home /tmp/dev/scifact-bf16-index
+    python benchmarks/shared_stores.py --docs 40 --queries 20 --seconds 5 --documents 3   # smoke
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import pwd
 import random
+import shutil
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from footnote.application import create_app
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+from footnote.application import Application, create_app
 from footnote.bench.ingest import machine
 from footnote.config import Settings
-from footnote.store.chroma_server import ChromaServerVectorIndex
-from footnote.store.vectors import ChromaVectorIndex, VectorIndex
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+PG_USER, PG_PASSWORD = "footnote", "footnote-bench-secret"
+READY_TIMEOUT = 300  # seconds; a replica loads its embedder and postings on 2 busy cores
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
-
-
-def timed_queries(index: VectorIndex, queries: list[list[float]], limit: int) -> dict[str, float]:
-    index.query(queries[0], limit)  # a warm-up call: connections, caches
-    seconds = []
-    for vector in queries:
-        started = time.perf_counter()
-        index.query(vector, limit)
-        seconds.append(time.perf_counter() - started)
-    return {
-        "p50_ms": statistics.median(seconds) * 1000,
-        "p99_ms": percentile(seconds, 0.99) * 1000,
-        "mean_ms": statistics.fmean(seconds) * 1000,
-    }
-
-
-def ingest_sample(home: Path, docs: int) -> None:
-    """The first `docs` SciFact documents, one text file each, ingested into `home`."""
-    folder = home.parent / "scifact-sample"
-    folder.mkdir(parents=True, exist_ok=True)
-    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as corpus:
-        for number, line in zip(range(docs), corpus, strict=False):
-            row = json.loads(line)
-            (folder / f"{number:05d}.txt").write_text(f"{row['title']}\n\n{row['text']}\n", encoding="utf-8")
-    app = create_app(Settings(home=home))
-    app.ingest([folder])
-    app.close()
-
-
-def copy_to_server(source: ChromaVectorIndex, url: str, name: str, dimension: int) -> ChromaServerVectorIndex:
-    server = ChromaServerVectorIndex(url, None, name, dimension)
-    ids = sorted(source.ids())
-    for start in range(0, len(ids), 1000):
-        batch = source.vectors(ids[start : start + 1000])
-        server.upsert(list(batch), list(batch.values()))
-    return server
-
-
-def start_chroma(data: Path) -> tuple[subprocess.Popen[bytes], str]:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    chroma = Path(sys.executable).parent / "chroma"
-    command = [str(chroma), "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                return process, url
-        except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit("chroma run gave no heartbeat in 60 s")
+        return int(probe.getsockname()[1])
 
 
-def run(home: Path, queries: int, limit: int, seed: int) -> dict[str, Any]:
-    params = json.loads((home / "vectors" / "params.json").read_text(encoding="utf-8"))
-    embedded = ChromaVectorIndex(home / "vectors", params["embedder"], params["dimension"])
-    ids = sorted(embedded.ids())
-    chosen = random.Random(seed).choices(ids, k=queries)
-    stored = embedded.vectors(sorted(set(chosen)))
-    vectors = [stored[i] for i in chosen]
-    with tempfile.TemporaryDirectory(prefix="footnote-chroma-") as scratch:
-        process, url = start_chroma(Path(scratch) / "data")
+def percentiles(seconds: list[float]) -> dict[str, float]:
+    ordered = sorted(seconds)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return {"p50_ms": round(statistics.median(ordered) * 1000, 2), "p99_ms": round(p99 * 1000, 2)}
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
         try:
-            server = copy_to_server(embedded, url, params["embedder"], params["dimension"])
-            sides: dict[str, Callable[[], dict[str, float]]] = {
-                "embedded": lambda: timed_queries(embedded, vectors, limit),
-                "chroma_server": lambda: timed_queries(server, vectors, limit),
-            }
-            measured = {name: measure() for name, measure in sides.items()}
-        finally:
-            process.kill()
             process.wait(timeout=30)
-    base, other = measured["embedded"], measured["chroma_server"]
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+# --- the servers ---------------------------------------------------------------------------
+
+
+@contextmanager
+def postgres() -> Iterator[str]:
+    """A private cluster (as the `postgres` user when run as root: PostgreSQL refuses root), in a
+    folder of its own that this user can enter; yields the server's URL without a database."""
+    owner = "postgres" if os.geteuid() == 0 else None
+    folder = Path(tempfile.mkdtemp(prefix="footnote-bench-pg-"))
+    if owner:
+        record = pwd.getpwnam(owner)
+        os.chown(folder, record.pw_uid, record.pw_gid)
+    (folder / "password").write_text(PG_PASSWORD)
+    os.chmod(folder / "password", 0o644)
+    data, port = folder / "data", free_port()
+
+    def pg(*args: str) -> None:
+        command = [str(PG_BIN / args[0]), *args[1:]]
+        command = ["runuser", "-u", owner, "--", *command] if owner else command
+        subprocess.run(command, check=True, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+
+    try:
+        pg(
+            "initdb", "-D", str(data), "-U", PG_USER, f"--pwfile={folder / 'password'}",
+            "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8",
+        )  # fmt: skip
+        options = f"-c listen_addresses=127.0.0.1 -p {port} -k {data} -c fsync=off"
+        pg("pg_ctl", "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start")
+        try:
+            yield f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{port}"
+        finally:
+            pg("pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def create_database(server: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    return f"{server}/{name}"
+
+
+@contextmanager
+def chroma(data: Path) -> Iterator[str]:
+    port = free_port()
+    command = [str(Path(sys.executable).parent / "chroma"), "run", "--path", str(data), "--port", str(port)]
+    with open(f"{data}.log", "wb") as log:
+        process = subprocess.Popen([*command, "--host", "127.0.0.1"], stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(f"{url}/api/v2/heartbeat", process, 60)
+        yield url
+    finally:
+        stop(process)
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"{process.args} exited with {process.returncode}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"{url} was not ready in {timeout} s")
+
+
+class Environment:
+    """What every footnote process of the run shares: embedder, model folder, no config file."""
+
+    def __init__(self, scratch: Path, model_dir: Path, identity: str) -> None:
+        runtime, precision = identity.split("@")[1].split("-")  # e.g. minilm-l6@torch-bf16
+        self.scratch = scratch
+        self.common = {
+            "FOOTNOTE_MODEL_DIR": str(model_dir),
+            "FOOTNOTE_EMBED_RUNTIME": runtime,
+            "FOOTNOTE_EMBED_PRECISION": precision,
+            "FOOTNOTE_CONFIG": str(scratch / "none.toml"),
+            "FOOTNOTE_PRELOAD_MODELS": "false",
+        }
+
+    def env(self, home: Path, catalog: str = "", vectors: str = "") -> dict[str, str]:
+        base = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
+        stores = {"FOOTNOTE_CATALOG_URL": catalog, "FOOTNOTE_VECTOR_URL": vectors}
+        return {**base, **self.common, "FOOTNOTE_HOME": str(home), **stores}
+
+    def app(self, home: Path, catalog: str = "", vectors: str = "") -> Application:
+        fields = {k.removeprefix("FOOTNOTE_").lower(): v for k, v in self.env(home, catalog, vectors).items()}
+        keep = set(Settings.model_fields) - {"config"}
+        return create_app(Settings(**{k: v for k, v in fields.items() if k in keep}))
+
+    def footnote(self, home: Path, *args: str, catalog: str = "", vectors: str = "") -> float:
+        """Seconds one `footnote …` command took, end to end as a user runs it."""
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "footnote", *args],
+            env=self.env(home, catalog, vectors),
+            check=True,
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+        )
+        return time.perf_counter() - started
+
+    @contextmanager
+    def replica(self, name: str, catalog: str, vectors: str) -> Iterator[str]:
+        home, port = self.scratch / f"replica-{name}", free_port()
+        home.mkdir()
+        command = [sys.executable, "-m", "footnote", "serve", "--port", str(port)]
+        with open(home / "serve.log", "wb") as log:
+            process = subprocess.Popen(
+                command, env=self.env(home, catalog, vectors), stdout=log, stderr=subprocess.STDOUT
+            )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            wait_ready(f"{url}/readyz", process, READY_TIMEOUT)
+            search(url, "warm up: load the embedder and the postings")
+            yield url
+        finally:
+            stop(process)
+
+
+# --- the measurements ----------------------------------------------------------------------
+
+
+def search(url: str, query: str, client: httpx.Client | None = None) -> list[str]:
+    body = {"query": query, "max_results": 10}
+    reply = (client or httpx).post(f"{url}/v1/search", json=body, timeout=120)  # type: ignore[attr-defined]
+    reply.raise_for_status()
+    return [hit["url"] for hit in reply.json()["results"]]
+
+
+def search_latency(embedded: Application, shared: Application, queries: list[str]) -> dict[str, Any]:
+    """Both apps answer each query in turn (which goes first alternates); top 10s compared.
+    Keyword lists come from postings in memory on both sides, as `footnote serve` has them."""
+    apps = {"embedded": embedded, "shared": shared}
+    for app in apps.values():
+        app.keep_keyword_index(wait=True)
+        app.search("warm up the embedder and the stores", limit=10)
+    seconds: dict[str, list[float]] = {name: [] for name in apps}
+    tops: dict[str, list[list[tuple[str, int]]]] = {name: [] for name in apps}
+    for number, query in enumerate(queries):
+        for name in sorted(apps, reverse=number % 2 == 1):
+            started = time.perf_counter()
+            hits = apps[name].search(query, limit=10)
+            seconds[name].append(time.perf_counter() - started)
+            tops[name].append([(hit.path, hit.start) for hit in hits])
+    timed = {name: percentiles(values) for name, values in seconds.items()}
+    same_order = sum(a == b for a, b in zip(tops["embedded"], tops["shared"], strict=True))
+    same_set = sum(set(a) == set(b) for a, b in zip(tops["embedded"], tops["shared"], strict=True))
+    differing = [
+        {"query": query, "shared_in_embedded_top10": len(set(a) & set(b)), "of": len(a)}
+        for query, a, b in zip(queries, tops["embedded"], tops["shared"], strict=True)
+        if a != b
+    ]
     return {
-        "benchmark": "shared_stores",
-        "what": "vector query latency, embedded Chroma vs a Chroma server on loopback, same vectors",
-        "index": str(home),
-        "embedder": params["embedder"],
-        "vectors": len(ids),
-        "queries": queries,
-        "limit": limit,
-        "machine": machine(),
-        "results": measured,
-        "server_over_embedded": {
-            "p50": other["p50_ms"] / base["p50_ms"],
-            "p99": other["p99_ms"] / base["p99_ms"],
+        **timed,
+        "shared_over_embedded": {
+            p: round(timed["shared"][p] / timed["embedded"][p], 3) for p in ("p50_ms", "p99_ms")
         },
+        "queries": len(queries),
+        "same_top10_in_order": same_order,
+        "same_top10_as_a_set": same_set,
+        "differing": differing[:20],
     }
+
+
+def varied(queries: list[str], number: int) -> str:
+    """Query `number` of an endless stream, its text never repeated within many requests: the
+    embedder keeps the last 256 query vectors, and each request should embed its query as a new
+    user's would. One space doubled (read the same by the tokenisers) varies the text."""
+    query = queries[number % len(queries)]
+    words = query.split(" ")
+    cut = 1 + (number // len(queries)) % max(1, len(words) - 1)
+    return " ".join(words[:cut]) + "  " + " ".join(words[cut:])
+
+
+def throughput(replicas: list[str], queries: list[str], clients: int, seconds: float) -> dict[str, Any]:
+    """Requests per second from `clients` threads, each sending its next request to the next replica."""
+    counter, lock, latencies, errors = iter(range(10**9)), threading.Lock(), [], []
+    deadline = time.monotonic() + seconds
+
+    def client() -> None:
+        with httpx.Client() as http:
+            while time.monotonic() < deadline:
+                with lock:
+                    number = next(counter)
+                started = time.perf_counter()
+                try:
+                    search(replicas[number % len(replicas)], varied(queries, number), http)
+                except httpx.HTTPError as exc:
+                    errors.append(repr(exc))
+                    continue
+                latencies.append(time.perf_counter() - started)
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    return {
+        "replicas": len(replicas),
+        "requests": len(latencies),
+        "errors": len(errors),
+        "seconds": round(elapsed, 2),
+        "requests_per_second": round(len(latencies) / elapsed, 2),
+        **percentiles(latencies or [0.0]),
+    }
+
+
+def propagation(first: str, second: str, folder: Path, documents: int) -> dict[str, Any]:
+    """Seconds from A's upload reply (its ingest committed) to B's search finding the new word."""
+    folder.mkdir()
+    rng = random.Random(7)
+    after_reply, uploads, misses = [], [], 0
+    for number in range(documents):
+        word = "zq" + "".join(rng.choice("bcdfghjklmnpstvwxz") for _ in range(9))
+        note = folder / f"note-{number:02d}-{word}.md"
+        note.write_text(f"# Field note {number}\n\nThe {word} was sighted near the harbour.\n", "utf-8")
+        started = time.perf_counter()
+        with note.open("rb") as content:
+            files = {"file": (note.name, content, "text/markdown")}
+            httpx.post(f"{first}/v1/documents", files=files, timeout=120).raise_for_status()
+        committed = time.perf_counter()
+        uploads.append(committed - started)
+        while not any(url.endswith(note.name) for url in search(second, word)):
+            if time.perf_counter() - committed > 30:
+                misses += 1
+                break
+            time.sleep(0.01)
+        else:
+            after_reply.append(time.perf_counter() - committed)
+    return {
+        "documents": documents,
+        "not_found_within_30_s": misses,
+        "reply_to_found_on_b": percentiles(after_reply),
+        "upload_on_a": percentiles(uploads),
+        "poll_interval_ms": 10,
+    }
+
+
+# --- the index -----------------------------------------------------------------------------
+
+
+def write_scifact(folder: Path, limit: int | None) -> int:
+    """One `<id>.txt` per SciFact document (title, blank line, abstract), as ingest_scifact.py does."""
+    folder.mkdir()
+    written = 0
+    with (SCIFACT / "corpus.jsonl").open(encoding="utf-8") as corpus:
+        for line in corpus:
+            if limit is not None and written >= limit:
+                break
+            row = json.loads(line)
+            (folder / f"{row['_id']}.txt").write_text(f"{row['title']}\n\n{row['text']}\n", encoding="utf-8")
+            written += 1
+    return written
+
+
+def test_queries(limit: int | None, seed: int) -> list[str]:
+    wanted = {line.split("\t")[0] for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]}
+    rows = [json.loads(line) for line in (SCIFACT / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
+    queries = [row["text"] for row in rows if row["_id"] in wanted]
+    return random.Random(seed).sample(queries, limit) if limit and limit < len(queries) else queries
+
+
+def embedded_home(args: argparse.Namespace, scratch: Path, corpus: Path) -> tuple[Path, Path, str]:
+    """(home, model folder, embedder identity) of the embedded index the run starts from."""
+    source = args.home
+    models = scratch / "models"
+    shutil.copytree(source / "models", models)
+    home = scratch / "embedded"
+    if args.docs:
+        env = Environment(scratch, models, args.identity)
+        env.footnote(home, "ingest", str(corpus))
+    else:
+        shutil.copytree(source, home, ignore=shutil.ignore_patterns("models"))
+    params = json.loads((home / "vectors" / "params.json").read_text(encoding="utf-8"))
+    return home, models, str(params["embedder"])
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
+    corpus = scratch / "scifact"
+    documents = write_scifact(corpus, args.docs or None)
+    home, models, identity = embedded_home(args, scratch, corpus)
+    env = Environment(scratch, models, identity)
+    queries = test_queries(args.queries, args.seed)
+    report: dict[str, Any] = {"embedder": identity, "documents": documents}
+    with ExitStack() as servers:
+        pg = servers.enter_context(postgres())
+        vectors = servers.enter_context(chroma(scratch / "chroma"))
+        catalog = create_database(pg, "migrated")
+        migrate = ("store", "migrate", "--to-catalog", catalog, "--to-vectors", vectors)
+        moving = {"store_migrate_seconds": round(env.footnote(home, *migrate), 2)}
+        with chroma(scratch / "chroma-reingest") as fresh_vectors:
+            fresh_catalog = create_database(pg, "reingested")
+            ingest = env.footnote(
+                scratch / "reingest-home", "ingest", str(corpus), catalog=fresh_catalog, vectors=fresh_vectors
+            )
+        moving["reingest_into_shared_stores_seconds"] = round(ingest, 2)
+        moving["reingest_over_migrate"] = round(ingest / moving["store_migrate_seconds"], 2)
+        report["migrate_vs_reingest"] = moving
+        print(json.dumps(moving), flush=True)
+
+        embedded, shared = env.app(home), env.app(scratch / "shared-home", catalog, vectors)
+        try:
+            report["search_latency"] = search_latency(embedded, shared, queries)
+        finally:
+            embedded.close()
+            shared.close()
+        print(json.dumps(report["search_latency"]), flush=True)
+
+        first = servers.enter_context(env.replica("a", catalog, vectors))
+        report["throughput"] = {"clients": args.clients, "one_replica": None, "two_replicas": None}
+        one = throughput([first], queries, args.clients, args.seconds)
+        second = servers.enter_context(env.replica("b", catalog, vectors))
+        two = throughput([first, second], queries, args.clients, args.seconds)
+        rate = two["requests_per_second"] / one["requests_per_second"]
+        report["throughput"] = {
+            "clients": args.clients,
+            "one_replica": one,
+            "two_replicas": two,
+            "two_over_one": round(rate, 2),
+        }
+        print(json.dumps(report["throughput"]), flush=True)
+        report["propagation"] = propagation(first, second, scratch / "notes", args.documents)
+        print(json.dumps(report["propagation"]), flush=True)
+    return report
 
 
 def main() -> None:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
-    parser.add_argument("--home", type=Path, help="FOOTNOTE_HOME of an existing embedded index")
-    parser.add_argument("--docs", type=int, default=0, help="ingest the first N SciFact documents now")
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--limit", type=int, default=50, help="results per query (dense candidates)")
+    home_help = "an embedded SciFact home, copied (never modified); its models folder is reused"
+    parser.add_argument("--home", type=Path, default=Path("/tmp/dev/scifact-bf16-index"), help=home_help)
+    parser.add_argument("--docs", type=int, default=0, help="ingest only the first N SciFact documents now")
+    parser.add_argument("--identity", default="minilm-l6@torch-bf16", help="with --docs: the embedder")
+    parser.add_argument("--queries", type=int, default=0, help="a random sample of N test queries (0: all)")
+    parser.add_argument("--clients", type=int, default=4, help="concurrent HTTP clients for throughput")
+    parser.add_argument("--seconds", type=float, default=20.0, help="duration of each throughput run")
+    parser.add_argument("--documents", type=int, default=20, help="uploads timed for propagation")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--label", default="")
     args = parser.parse_args()
-    if args.home is None and not args.docs:
-        parser.error("give --home DIR (an existing index) or --docs N")
-    with tempfile.TemporaryDirectory(prefix="footnote-sample-") as scratch:
-        home = args.home or Path(scratch) / "home"
-        if args.home is None:
-            ingest_sample(home, args.docs)
-        report = run(home, args.queries, args.limit, args.seed)
+    for name in [k for k in os.environ if k.startswith("FOOTNOTE_")]:
+        del os.environ[name]  # only what Environment sets reaches the apps and processes
+    os.environ["FOOTNOTE_CONFIG"] = "/nonexistent/footnote.toml"  # no user config for the in-process apps
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="footnote-shared-bench-") as scratch:
+        measured = run(args, Path(scratch))
+    report = {
+        "benchmark": "shared_stores",
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "what": "embedded (SQLite + embedded Chroma) vs shared stores (PostgreSQL 15 + Chroma server), "
+        "all servers on loopback on this machine",
+        "index": f"first {args.docs} SciFact documents, ingested now" if args.docs else str(args.home),
+        "query_sample": f"{args.queries} of the SciFact test queries" if args.queries else "all test queries",
+        "label": args.label,
+        **measured,
+        "run_seconds": round(time.monotonic() - started, 1),
+        "machine": machine(),
+    }
     print(json.dumps(report, indent=2))
     RESULTS.mkdir(exist_ok=True)
     label = f"-{args.label}" if args.label else ""
