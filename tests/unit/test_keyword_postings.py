@@ -110,6 +110,19 @@ def test_scores_and_order_equal_fts5_bm25(store: tuple[Catalog, Ingestor]) -> No
     assert found > 10
 
 
+def test_searching_without_fts5_ranks_as_fts5_with_words_of_one_stem(store: tuple[Catalog, Ingestor]) -> None:
+    # A catalog without FTS5 (PostgreSQL) is searched with `search_now`; words the query
+    # repeats in another form (one stem) must weigh as in FTS5, or the shared stores rank otherwise.
+    catalog, _ = store
+    index = MemoryKeywordIndex(catalog)
+    for query in [*QUERIES, "lens lenses lighthouse", "coffee espresso coffees"]:
+        now = index.search_now(keyword_phrases(query), 50)
+        fts5 = catalog.keyword_search(fts_query(query), 50)
+        assert [chunk_id for chunk_id, _ in now] == [chunk_id for chunk_id, _ in fts5], query
+        for (_, ours), (_, theirs) in zip(now, fts5, strict=True):
+            assert math.isclose(ours, theirs, rel_tol=1e-9), query
+
+
 def test_changes_are_followed_after_a_catch_up(store: tuple[Catalog, Ingestor]) -> None:
     catalog, ingestor = store
     index = MemoryKeywordIndex(catalog)

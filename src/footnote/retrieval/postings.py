@@ -309,11 +309,12 @@ class MemoryKeywordIndex:
         the postings are brought up to date first, `allowed` (chunk ids) limits the hits, and a
         phrase of several tokens is searched as its tokens (the postings keep no positions)."""
         self.sync()
-        lookups: dict[str, None] = {}
+        # A repeated word counts each time, as in `search` and in FTS5, so both rank alike.
+        lookups: list[str] = []
         for (column, _), terms in zip(phrases, self._tokenizer.terms([p for _, p in phrases]), strict=True):
-            lookups.update((_key(column == GRAMS_COLUMN, term), None) for term in terms)
+            lookups.extend(_key(column == GRAMS_COLUMN, term) for term in terms)
         with self._lock:
-            return self._search(list(lookups), limit, allowed)
+            return self._search(lookups, limit, allowed)
 
     def unknown_words(self, words: Sequence[str]) -> list[str]:
         """Those of `words` that no chunk holds in any column, as the keyword index makes terms."""
