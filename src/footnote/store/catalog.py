@@ -51,6 +51,24 @@ class DocumentEntry:
     mtime: float
     chunks: tuple[Chunk, ...]
 
+    # The `documents` table's columns, in the order `row` gives their values.
+    COLUMNS = "path, content_hash, format, title, url, size, mtime, text, ingested_at"
+
+    def row(self, ingested_at: float) -> tuple[object, ...]:
+        """The values of `COLUMNS` for this entry, stored at `ingested_at` (seconds since the epoch)."""
+        d = self.document
+        return (
+            d.path,
+            self.content_hash,
+            d.format,
+            d.title,
+            d.url,
+            self.size,
+            self.mtime,
+            d.text,
+            ingested_at,
+        )
+
 
 @dataclass(frozen=True)
 class ChunkRecord:

@@ -310,21 +310,10 @@ class PostgresCatalog(Catalog):
 
 
 def _insert_document(connection: psycopg.Connection, entry: DocumentEntry) -> int:
-    document = entry.document
     row = connection.execute(
-        "INSERT INTO documents (path, content_hash, format, title, url, size, mtime, text, ingested_at) "
+        f"INSERT INTO documents ({DocumentEntry.COLUMNS}) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-        (
-            document.path,
-            entry.content_hash,
-            document.format,
-            document.title,
-            document.url,
-            entry.size,
-            entry.mtime,
-            document.text,
-            time.time(),
-        ),
+        entry.row(time.time()),
     ).fetchone()
     assert row is not None
     return int(row[0])

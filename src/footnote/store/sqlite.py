@@ -124,19 +124,8 @@ class SqliteCatalog(Catalog):
             self._delete_chunks(db, old[0])
             db.execute("DELETE FROM documents WHERE id = ?", (old[0],))
         cursor = db.execute(
-            "INSERT INTO documents (path, content_hash, format, title, url, size, mtime, text, "
-            "ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                document.path,
-                entry.content_hash,
-                document.format,
-                document.title,
-                document.url,
-                entry.size,
-                entry.mtime,
-                document.text,
-                time.time(),
-            ),
+            f"INSERT INTO documents ({DocumentEntry.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            entry.row(time.time()),
         )
         document_id = int(cursor.lastrowid or 0)
         _advance_generation(db)
