@@ -5,7 +5,7 @@ STAMP := $(VENV)/.footnote-installed
 DEMO_HOME ?= .footnote-demo
 DEMO_QUESTION ?= Who invented the Fresnel lens?
 
-.PHONY: install demo test lint typecheck unit integration clean
+.PHONY: install demo test test-shared lint typecheck unit integration clean
 
 install: $(STAMP)
 
@@ -32,6 +32,10 @@ integration: install
 
 test: lint typecheck
 	$(BIN)/python -m pytest
+
+# The whole suite again with every index on a PostgreSQL catalog and a Chroma server (CI runs both).
+test-shared: install
+	FOOTNOTE_TEST_STORES=shared $(BIN)/python -m pytest
 
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache .mypy_cache .ruff_cache

@@ -1,4 +1,11 @@
-"""Shared fixtures. Tests never reach a model hub: everything loads from installed packages."""
+"""Shared fixtures. Tests never reach a model hub: everything loads from installed packages.
+
+FOOTNOTE_TEST_STORES picks the stores every test's index lives in: `embedded` (the default:
+SQLite and Chroma under the test's FOOTNOTE_HOME) or `shared` (a fresh database on the run's
+PostgreSQL cluster and a collection of its own on the run's Chroma server, set through
+FOOTNOTE_CATALOG_URL / FOOTNOTE_VECTOR_URL / FOOTNOTE_VECTOR_COLLECTION). Tests marked
+`embedded_stores` are about the embedded stores in particular and skip in the shared mode.
+"""
 
 from __future__ import annotations
 
@@ -18,11 +25,13 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from footnote.config import Settings
 from footnote.models.base import Embedder, Generator
 from tests.postgres_server import PostgresServer, started_server
+from tests.store_modes import RunStores, begin_run, store_mode
 
 if TYPE_CHECKING:
     from tests.chroma_server import ChromaServer
 
 REPO = Path(__file__).resolve().parent.parent
+STORES = store_mode(os.environ.get("FOOTNOTE_TEST_STORES", ""))  # read before tests clear FOOTNOTE_*
 
 
 @pytest.fixture(scope="session")
@@ -31,14 +40,43 @@ def shared_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("models")
 
 
+@pytest.fixture(scope="session")
+def test_stores(request: pytest.FixtureRequest) -> Iterator[RunStores]:
+    """The run's store mode, with its PostgreSQL cluster and Chroma server in the shared mode."""
+    if STORES == "embedded":
+        yield begin_run(RunStores(None, None))
+        return
+    from tests.chroma_server import chroma_executable
+    from tests.postgres_server import postgres_bin_dir
+
+    if postgres_bin_dir() is None or chroma_executable() is None:  # never a run of skips that passes
+        pytest.fail("FOOTNOTE_TEST_STORES=shared needs PostgreSQL (initdb) and chromadb's `chroma`", False)
+    servers = request.getfixturevalue("postgres_server"), request.getfixturevalue("_shared_chroma")
+    stores = begin_run(RunStores(*servers))
+    yield stores
+    stores.close()
+
+
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, shared_model_dir: Path) -> None:
-    """No test reads a developer's own settings or data."""
+def _isolated_environment(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    shared_model_dir: Path,
+    request: pytest.FixtureRequest,
+    test_stores: RunStores,
+) -> Iterator[None]:
+    """No test reads a developer's own settings or data; in the shared mode each test's stores are new."""
+    if test_stores.shared and request.node.get_closest_marker("embedded_stores"):
+        pytest.skip("about the embedded stores; runs with FOOTNOTE_TEST_STORES=embedded")
     for name in list(os.environ):
         if name.startswith("FOOTNOTE_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("FOOTNOTE_CONFIG", str(tmp_path / "no-such-footnote.toml"))
     monkeypatch.setenv("FOOTNOTE_MODEL_DIR", str(shared_model_dir))
+    with test_stores.fresh(request.node.name) as environment:
+        for name, value in environment.items():
+            monkeypatch.setenv(name, value)
+        yield
 
 
 @pytest.fixture

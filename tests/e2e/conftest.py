@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import REPO
+from tests.store_modes import STORE_SETTINGS, lasting_stores, stores_of
 
 API_KEY = "e2e-key-0123456789abcdef0123"
 START_TIMEOUT = 300  # seconds; loading both models on 2 busy cores can be slow
@@ -40,8 +41,12 @@ def free_port() -> int:
 
 def footnote_env(home: Path, **extra: str) -> dict[str, str]:
     # The shared model folder stays: each server would otherwise export its embedder again.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_") or k == "FOOTNOTE_MODEL_DIR"}
-    return {**env, "FOOTNOTE_HOME": str(home), "FOOTNOTE_CONFIG": str(home / "none.toml"), **extra}
+    # So do the test's shared stores (FOOTNOTE_TEST_STORES=shared), which are its index.
+    # A caller naming stores of its own gets those alone.
+    kept = {"FOOTNOTE_MODEL_DIR", *(() if STORE_SETTINGS.keys() & extra.keys() else STORE_SETTINGS)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_") or k in kept}
+    home_env = {"FOOTNOTE_HOME": str(home), "FOOTNOTE_CONFIG": str(home / "none.toml")}
+    return {**env, **stores_of(home), **home_env, **extra}
 
 
 def ingest(home: Path, folder: Path) -> None:
@@ -84,6 +89,7 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     home = tmp_path_factory.mktemp("served-home")
+    lasting_stores(home)
     ingest(home, REPO / "examples" / "sample")
     port = free_port()
     server = RunningServer(f"http://127.0.0.1:{port}", API_KEY, home, home / "server.log")

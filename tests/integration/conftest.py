@@ -11,6 +11,7 @@ from footnote.config import Settings
 from footnote.ingest.pipeline import IngestReport
 from footnote.models.base import Embedder
 from tests.corpus import write_sample_pdf
+from tests.store_modes import lasting_settings
 
 MARKDOWN = """# Orchard Notes
 
@@ -74,7 +75,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def ingested(
     corpus: Path, tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder
 ) -> tuple[Application, IngestReport]:
-    settings = Settings(home=tmp_path_factory.mktemp("home"))
+    home = tmp_path_factory.mktemp("home")
+    settings = Settings(home=home, **lasting_settings(home))
     app = create_app(settings, embedder=real_embedder)
     report = app.ingest([corpus])
     return app, report

@@ -17,12 +17,13 @@ import pytest
 
 from tests.conftest import REPO
 from tests.corpus import write_sample_pdf
+from tests.store_modes import lasting_stores, stores_of
 
 _ASKING = frozenset("which where whose about there their these those would could should".split())
 
 
 def footnote(home: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FOOTNOTE_HOME": str(home), "COLUMNS": "200"}
+    env = {**os.environ, **stores_of(home), "FOOTNOTE_HOME": str(home), "COLUMNS": "200"}
     return subprocess.run(
         [sys.executable, "-m", "footnote", *args],
         capture_output=True,
@@ -42,6 +43,7 @@ def as_json(result: subprocess.CompletedProcess[str]) -> Any:
 @pytest.fixture(scope="module")
 def sample_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("sample-home")
+    lasting_stores(home)
     result = footnote(home, "ingest", str(REPO / "examples" / "sample"), "--json")
     summary = as_json(result)["summary"]
     assert summary["new"] == 4 and summary["failed"] == 0

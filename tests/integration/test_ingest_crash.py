@@ -22,6 +22,9 @@ from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.conftest import REPO
 
+# The embedded stores' crash recovery; the shared stores' is tests/e2e/test_shared_catalog_replicas.py.
+pytestmark = pytest.mark.embedded_stores
+
 SENTENCES = [
     "The {0} river floods its valley every spring after the snow melts.",
     "Farmers along the {0} grow barley and keep bees in the orchards.",

@@ -11,6 +11,7 @@ from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.models.base import Embedder
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
+from tests.store_modes import lasting_settings
 
 CHINESE = {
     "panda-zh.txt": "大熊猫主要生活在中国四川、陕西和甘肃的山区，几乎只吃竹子，每天要花十多个小时进食。",
@@ -36,7 +37,8 @@ def _app(folder: Path, texts: dict[str, str], embedder: Embedder) -> Application
     folder.mkdir()
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")
-    app = create_app(Settings(home=folder.parent / f"{folder.name}-home"), embedder=embedder)
+    home = folder.parent / f"{folder.name}-home"
+    app = create_app(Settings(home=home, **lasting_settings(home)), embedder=embedder)
     app.ingest([folder])
     return app
 

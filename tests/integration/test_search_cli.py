@@ -8,11 +8,13 @@ import pytest
 
 from tests.conftest import REPO
 from tests.integration.test_cli import as_json, footnote
+from tests.store_modes import lasting_stores
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("search-home")
+    lasting_stores(home)
     summary = as_json(footnote(home, "ingest", str(REPO / "examples" / "sample"), "--json"))["summary"]
     assert summary["new"] == 4 and summary["failed"] == 0
     return home

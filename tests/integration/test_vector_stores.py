@@ -119,6 +119,26 @@ def test_the_server_records_the_identity_in_the_collection_metadata(chroma: Chro
     assert "set FOOTNOTE_EMBEDDER=minilm-l6, or delete the collection 'chunks'" in message
 
 
+def test_corpora_share_one_server_under_their_own_collections(chroma: ChromaServer, tmp_path: Path) -> None:
+    """FOOTNOTE_VECTOR_COLLECTION keeps two corpora apart on one server, each with its own embedder."""
+    first = Settings(home=tmp_path / "a", vector_url=chroma.url)
+    second = Settings(home=tmp_path / "b", vector_url=chroma.url, vector_collection="corpus-b")
+    open_vectors(first, "embedder-a", 4).upsert([1, 2], [EAST, NORTH])
+    open_vectors(second, "embedder-b", 4).upsert([1], [WEST])
+
+    assert open_vectors(first, "embedder-a", 4).ids() == {1, 2}
+    assert open_vectors(second, "embedder-b", 4).vectors([1])[1] == pytest.approx(WEST, abs=1e-6)
+    recorded = server_params(chroma.url, None, "corpus-b")
+    assert recorded == {"format": 2, "embedder": "embedder-b", "dimension": 4}
+    with pytest.raises(StoreError, match="collection 'corpus-b'"):
+        open_vectors(second, "embedder-a", 4)
+
+
+def test_a_collection_name_chroma_would_refuse_is_refused_at_start(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="vector_collection"):
+        Settings(home=tmp_path, vector_collection="a b")
+
+
 def test_the_recorded_runtime_is_read_from_the_server(chroma: ChromaServer, tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", vector_url=chroma.url)
     assert recorded_vector_embedding(settings, "minilm-l6") is None

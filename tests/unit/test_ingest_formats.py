@@ -18,6 +18,7 @@ from footnote.config import Settings
 from footnote.ingest.pipeline import IngestReport
 from tests.corpus import write_sample_pdf
 from tests.fakes import HashingEmbedder
+from tests.store_modes import lasting_settings
 
 MARKDOWN = """# Field Guide
 
@@ -92,7 +93,8 @@ def write_every_format(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Application, IngestReport, Path]:
     folder = write_every_format(tmp_path_factory.mktemp("formats"))
-    app = create_app(Settings(home=tmp_path_factory.mktemp("home")), embedder=HashingEmbedder())
+    home = tmp_path_factory.mktemp("home")
+    app = create_app(Settings(home=home, **lasting_settings(home)), embedder=HashingEmbedder())
     return app, app.ingest([folder]), folder
 
 

@@ -30,6 +30,7 @@ from footnote.config import Settings
 from footnote.server import create_server
 from footnote.server.scoring import ScoringHost
 from tests.fakes import HashingEmbedder, ScriptedGenerator
+from tests.store_modes import lasting_settings
 from tests.unit.server_fixtures import APPLE_REPLY, write_corpus
 from tests.unit.test_perplexity import CharTokenizer, RecordingScorer
 
@@ -37,7 +38,8 @@ EXAMPLES = 25  # per operation and mode
 
 
 def _server(home: Path) -> object:
-    config = Settings(home=home / "home", preload_models=False, max_queue=100)
+    stores = lasting_settings(home / "home")
+    config = Settings(home=home / "home", preload_models=False, max_queue=100, **stores)
     # Plenty of replies: every generated chat request that passes validation uses one.
     application = create_app(
         config, embedder=HashingEmbedder(), generator=ScriptedGenerator([APPLE_REPLY] * 5000)

@@ -41,7 +41,7 @@ def migrate(
             token = settings.vector_token.get_secret_value() if settings.vector_token else None
             vectors = (
                 open_vectors_at(str(settings.vector_path), None, identity, dimension),
-                open_vectors_at(to_vectors, token, identity, dimension),
+                open_vectors_at(to_vectors, token, identity, dimension, settings.vector_collection),
             )
         report = copy_index(source, target, *(vectors or (None, None)))
     finally:
@@ -62,7 +62,7 @@ def check(json_output: JsonOption = False) -> None:
     try:
         location = settings.vector_url or str(settings.vector_path)
         token = settings.vector_token.get_secret_value() if settings.vector_token else None
-        found = drift(catalog, open_vectors_at(location, token, None, None))
+        found = drift(catalog, open_vectors_at(location, token, None, None, settings.vector_collection))
     finally:
         catalog.close()
     if json_output:

@@ -154,6 +154,12 @@ class Settings(BaseSettings):
         "empty: the embedded Chroma index in FOOTNOTE_HOME",
     )
     vector_token: SecretStr | None = Field(None, description="token the Chroma server asks for, if any")
+    vector_collection: str = Field(
+        "chunks",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$",
+        description="the collection on the Chroma server that holds this corpus's vectors; "
+        "one per corpus, so that several corpora share one server",
+    )
 
     # Paths derived from `home`, in one place so every part agrees on the layout.
     @property

@@ -34,10 +34,12 @@ class ChromaServerVectorIndex(ChromaCollectionIndex):
         embedder_name: str | None,
         dimension: int | None,
         timeout: float = REQUEST_TIMEOUT,
+        collection: str = ChromaCollectionIndex.collection_name,
     ) -> None:
         """Connect and open or create the collection; `embedder_name` is the embedder's identity;
         None opens it for deletions only, unchecked. An unreachable server is `StoreUnavailable`."""
         self.url = url
+        self.collection_name = collection
         self._timeout = timeout
         self._client = _client(url, token, timeout)
         wanted = index_params(embedder_name, dimension or 0) if embedder_name is not None else None
@@ -128,14 +130,16 @@ def heartbeat(url: str, token: str | None, timeout: float = CONNECT_TIMEOUT) -> 
         )
 
 
-def server_params(url: str, token: str | None) -> dict[str, Any] | None:
-    """The embedder identity recorded on the server's collection; None when there is none yet."""
+def server_params(
+    url: str, token: str | None, collection: str = ChromaCollectionIndex.collection_name
+) -> dict[str, Any] | None:
+    """The embedder identity recorded on the server's `collection`; None when there is none yet."""
     from chromadb.errors import NotFoundError
 
     client = _client(url, token, CONNECT_TIMEOUT)
     with reaching(url):
         try:
-            collection = client.get_collection(ChromaCollectionIndex.collection_name)
+            collection = client.get_collection(collection)
         except NotFoundError:
             return None
     return recorded_params(collection.metadata)

@@ -55,11 +55,15 @@ def recorded_embedder(vector_path: Path) -> tuple[str, int]:
 
 
 def open_vectors_at(
-    location: str, token: str | None, identity: str | None, dimension: int | None
+    location: str,
+    token: str | None,
+    identity: str | None,
+    dimension: int | None,
+    collection: str = ChromaVectorIndex.collection_name,
 ) -> VectorIndex:
-    """The vector index at `location`: a Chroma server URL, or an embedded index's folder."""
+    """The vector index at `location`: `collection` on a Chroma server URL, or an embedded index's folder."""
     if location.startswith(("http://", "https://")):
-        return ChromaServerVectorIndex(location, token, identity, dimension)
+        return ChromaServerVectorIndex(location, token, identity, dimension, collection=collection)
     return ChromaVectorIndex(Path(location), identity, dimension)
 
 

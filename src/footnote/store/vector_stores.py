@@ -20,7 +20,8 @@ def open_vectors(settings: Settings, embedder_name: str | None, dimension: int |
     if settings.vector_url:
         from footnote.store.chroma_server import ChromaServerVectorIndex
 
-        return ChromaServerVectorIndex(settings.vector_url, _token(settings), embedder_name, dimension)
+        url, collection = settings.vector_url, settings.vector_collection
+        return ChromaServerVectorIndex(url, _token(settings), embedder_name, dimension, collection=collection)
     return ChromaVectorIndex(settings.vector_path, embedder_name, dimension)
 
 
@@ -30,7 +31,8 @@ def recorded_vector_embedding(settings: Settings, model: str) -> tuple[str, str]
     if settings.vector_url:
         from footnote.store.chroma_server import server_params
 
-        return embedding_in(server_params(settings.vector_url, _token(settings)) or {}, model)
+        recorded = server_params(settings.vector_url, _token(settings), settings.vector_collection)
+        return embedding_in(recorded or {}, model)
     return recorded_embedding(settings.vector_path, model)
 
 

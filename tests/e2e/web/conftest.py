@@ -20,6 +20,7 @@ from footnote.config import Settings
 from footnote.server import create_server
 from tests.e2e.conftest import free_port
 from tests.fakes import HashingEmbedder, ScriptedGenerator
+from tests.store_modes import as_settings, stores_of
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
@@ -83,7 +84,8 @@ class InProcessServer:
 def serve_with(home: Path, generator: ScriptedGenerator, corpus: Path | None = None, **overrides: Any) -> Any:
     """A server with test-double models, for tests about the page's own behaviour; the scripted
     model reads the whole sources unless `reader` says otherwise."""
-    settings = Settings(home=home, preload_models=False, **{"reader": "sources", **overrides})
+    chosen = {"reader": "sources", **as_settings(stores_of(home)), **overrides}
+    settings = Settings(home=home, preload_models=False, **chosen)
     application = create_app(settings, embedder=HashingEmbedder(), generator=generator)
     if corpus is not None:
         application.ingest([corpus])

@@ -18,6 +18,7 @@ from footnote.models.base import GenerationParams, Message
 from tests.corpus import write_sample_pdf
 from tests.e2e.web.conftest import InProcessServer, screenshot, serve_with
 from tests.fakes import ScriptedGenerator
+from tests.store_modes import lasting_stores
 from tests.unit.server_fixtures import APPLE_REPLY, ORCHARD, write_corpus
 
 FLAGGED_REPLY = APPLE_REPLY + " Pears ripen fastest on the dark side of the moon."
@@ -67,6 +68,7 @@ RECORD_TURNS = """() => {
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessServer]:
     root = tmp_path_factory.mktemp("web-page")
+    lasting_stores(root / "home")
     # Related questions are off unless a test turns the page's toggle on: one reply per answer.
     generator = ScriptedGenerator([FLAGGED_REPLY] * 100)
     with serve_with(
