@@ -48,8 +48,7 @@ def build_state(settings: Settings, application: Application) -> ServerState:
     for pool in (state.generation, state.work):
         state.metrics.watch_pool(pool)
     application.observe_stores(state.metrics.observe_store)
-    catalog = application.catalog
-    state.metrics.watch_index(lambda: len(catalog.list_documents()), catalog.count_chunks)
+    state.metrics.watch_index(lambda: len(application.documents()), application.chunk_count)
     return state
 
 
