@@ -419,6 +419,39 @@ class Application:
         if self._judge is not None:
             self._judge.close()
 
+    # --- what the HTTP API reads, so that it never reaches into the stores itself ------------
+
+    def document(self, document_id: int) -> DocumentRecord | None:
+        return self.catalog.document(document_id)
+
+    def document_at(self, path: Path) -> DocumentRecord | None:
+        """The document ingested from `path` (resolved, as ingest stores it)."""
+        return self.catalog.document_by_path(str(path.resolve()))
+
+    def document_text(self, document_id: int) -> str:
+        """The extracted text that citation offsets index into."""
+        return self.catalog.document_text(document_id)
+
+    def chunk_count(self) -> int:
+        return self.catalog.count_chunks()
+
+    def index_version(self) -> str:
+        """Changes whenever a document or its chunks change: cached answers older than it are stale."""
+        from footnote.answer.cache import index_version
+
+        return index_version(self.catalog)
+
+    def backend_names(self) -> dict[str, str]:
+        """The class of each backend, the vector index's without its timing wrapper (loads them)."""
+        from footnote.store.timing import untimed
+
+        parts = {
+            "generator": self.generator,
+            "embedder": self.embedder,
+            "vector_index": untimed(self.vectors),
+        }
+        return {role: type(part).__name__ for role, part in parts.items()}
+
 
 def create_app(
     settings: Settings | None = None,

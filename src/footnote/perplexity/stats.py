@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 
 class RunningNLL:
@@ -46,22 +47,27 @@ class RunningNLL:
         return None if stderr is None else self.perplexity * stderr
 
 
-@dataclass(frozen=True)
-class ProtocolInfo:
+class ProtocolInfo(BaseModel):
     """How the text was cut into windows: report it with every number."""
 
-    name: str  # "hf" or "llama.cpp"
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(description="hf or llama.cpp")
     context_length: int
     stride: int
-    bos: bool  # a BOS token starts the text (hf) or every chunk (llama.cpp)
+    bos: bool = Field(description="a BOS token starts the text (hf) or every chunk (llama.cpp)")
     max_tokens: int | None = None
 
 
-@dataclass(frozen=True)
-class PerplexityResult:
+class PerplexityResult(BaseModel):
+    """One text's perplexity under one model, with how it was measured. A pydantic model, so
+    that the HTTP API sends this very shape (`server.schemas.completions.PerplexityResponse`)."""
+
+    model_config = ConfigDict(frozen=True)
+
     model: str
     protocol: ProtocolInfo
-    tokens_read: int  # tokens of the text (after --max-tokens), BOS included
+    tokens_read: int = Field(description="tokens of the text (after max_tokens), BOS included")
     tokens_scored: int
     windows: int
     nll_mean: float
@@ -69,13 +75,12 @@ class PerplexityResult:
     perplexity: float
     perplexity_stderr: float | None
     seconds: float
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = Field(default_factory=dict)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def tokens_per_second(self) -> float:
         return self.tokens_read / self.seconds if self.seconds > 0 else math.inf
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["tokens_per_second"] = self.tokens_per_second
-        return data
+        return self.model_dump()

@@ -32,6 +32,7 @@ from footnote.answer.usage import TokenUsage
 from footnote.models.base import GenerationParams, Message
 from footnote.server.admission import Slot
 from footnote.server.errors import ApiError
+from footnote.server.schemas.chat import SearchResult
 from footnote.server.sources import FilteredRetriever, SourceFilter, describe_sources
 from footnote.server.state import ServerState
 
@@ -59,7 +60,7 @@ class SourcesReady:
     """The sources the model was given: `citations[n-1]` is what `[n]` refers to."""
 
     citations: list[str]
-    search_results: list[dict[str, Any]]
+    search_results: list[SearchResult]
     model: str = ""  # the model that answers
 
 
@@ -96,7 +97,7 @@ def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[RunEven
     )
     for event in events:
         if isinstance(event, SourcesEvent):
-            yield SourcesReady(*describe_sources(app.catalog, event.sources), model=event.model)
+            yield SourcesReady(*describe_sources(app, event.sources), model=event.model)
         elif isinstance(event, DoneEvent):
             yield RunFinished(event.answer)
         else:

@@ -22,7 +22,7 @@ from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.errors import OverloadedError
 from footnote.server.admission import AdmissionPool
-from footnote.server.errors import ERROR_RESPONSES, error_response, install_error_handlers
+from footnote.server.errors import ERROR_RESPONSES, ApiError, install_error_handlers
 from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddleware
 from footnote.server.metrics import Metrics, MetricsMiddleware
 from footnote.server.routes import chat, completions, documents, health, models, search, web
@@ -48,8 +48,7 @@ def build_state(settings: Settings, application: Application) -> ServerState:
     for pool in (state.generation, state.work):
         state.metrics.watch_pool(pool)
     application.observe_stores(state.metrics.observe_store)
-    catalog = application.catalog
-    state.metrics.watch_index(lambda: len(catalog.list_documents()), catalog.count_chunks)
+    state.metrics.watch_index(lambda: len(application.documents()), application.chunk_count)
     return state
 
 
@@ -98,7 +97,8 @@ def create_server(settings: Settings | None = None, application: Application | N
 
 async def _on_overloaded(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, OverloadedError)
-    return error_response(429, str(exc), code="overloaded", headers={"Retry-After": str(exc.retry_after)})
+    retry = {"Retry-After": str(exc.retry_after)}
+    return ApiError(429, str(exc), code="overloaded", headers=retry).response()
 
 
 def _add_schema(spec: dict[str, Any], model: type[BaseModel]) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import anyio
 
-from footnote.answer.cache import AnswerCache, index_version
+from footnote.answer.cache import AnswerCache
 from footnote.answer.usage import TokenUsage
 from footnote.models.base import Vector
 from footnote.retrieval.language import detect_language
@@ -88,7 +88,7 @@ def _cache(state: ServerState) -> AnswerCache[Cached] | None:
 
 def _describe(state: ServerState, question: str) -> tuple[Vector, str]:
     app = state.models.retrieval()
-    return app.embedder.embed(question), index_version(app.catalog)
+    return app.embedder.embed(question), app.index_version()
 
 
 def _condensed(state: ServerState, request: AnswerRequest) -> AnswerRequest:

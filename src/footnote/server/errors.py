@@ -56,7 +56,8 @@ class ErrorResponse(BaseModel):
 
 
 class ApiError(Exception):
-    """An error raised on purpose by a route, with its status and OpenAI error fields."""
+    """An error sent as an OpenAI error object: raised on purpose by a route, or made by a
+    handler for any other failure."""
 
     def __init__(
         self,
@@ -74,41 +75,31 @@ class ApiError(Exception):
         self.code = code
         self.headers = headers or {}
 
+    def body(self) -> ErrorResponse:
+        kind = ERROR_TYPES.get(self.status, "server_error" if self.status >= 500 else "invalid_request_error")
+        return ErrorResponse(
+            error=ErrorDetail(message=self.message, type=kind, param=self.param, code=self.code)
+        )
 
-def error_body(
-    status: int, message: str, param: str | None = None, code: str | None = None
-) -> dict[str, Any]:
-    kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+    def response(self) -> JSONResponse:
+        return JSONResponse(self.body().model_dump(), status_code=self.status, headers=self.headers)
 
 
-def error_response(
-    status: int,
-    message: str,
-    param: str | None = None,
-    code: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> JSONResponse:
-    return JSONResponse(error_body(status, message, param, code), status_code=status, headers=headers)
+# The status of each error the core raises on purpose; the first that matches wins.
+STATUS_OF_ERROR: tuple[tuple[type[FootnoteError], int], ...] = (
+    (NotFoundError, 404),
+    (UnsupportedFormatError, 415),
+    (LoaderError, 422),
+    (QueryError, 400),
+    (ModelError, 503),
+    (OverloadedError, 429),
+    (StoreUnavailable, 503),
+)
 
 
 def status_of(error: FootnoteError) -> int:
-    """The HTTP status for an error the core raised on purpose."""
-    if isinstance(error, NotFoundError):
-        return 404
-    if isinstance(error, UnsupportedFormatError):
-        return 415
-    if isinstance(error, LoaderError):
-        return 422
-    if isinstance(error, QueryError):
-        return 400
-    if isinstance(error, ModelError):
-        return 503
-    if isinstance(error, OverloadedError):
-        return 429
-    if isinstance(error, StoreUnavailable):
-        return 503
-    return 500
+    """The HTTP status for an error the core raised on purpose (500: one it did not mean)."""
+    return next((status for kind, status in STATUS_OF_ERROR if isinstance(error, kind)), 500)
 
 
 # Pydantic puts the union member tried into `loc` ("content", "str", ...): not a field.
@@ -139,7 +130,7 @@ def _validation_message(errors: list[Any]) -> tuple[int, str, str | None]:
 async def _on_validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     status, message, param = _validation_message(list(exc.errors()))
-    return error_response(status, message, param=param, code="invalid_value" if status == 422 else None)
+    return ApiError(status, message, param=param, code="invalid_value" if status == 422 else None).response()
 
 
 async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -150,12 +141,12 @@ async def _on_http_error(request: Request, exc: Exception) -> JSONResponse:
         413: "the request body is too large",
     }
     message = messages.get(exc.status_code) or str(exc.detail)
-    return error_response(exc.status_code, message, headers=dict(exc.headers or {}))
+    return ApiError(exc.status_code, message, headers=dict(exc.headers or {})).response()
 
 
 async def _on_api_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return error_response(exc.status, exc.message, exc.param, exc.code, exc.headers)
+    return exc.response()
 
 
 async def _on_footnote_error(request: Request, exc: Exception) -> JSONResponse:
@@ -165,13 +156,13 @@ async def _on_footnote_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("request failed: %s", exc, extra={"path": request.url.path})
     if isinstance(exc, StoreUnavailable):
         retry = {"Retry-After": str(exc.retry_after)}
-        return error_response(status, str(exc), code="store_unavailable", headers=retry)
-    return error_response(status, str(exc))
+        return ApiError(status, str(exc), code="store_unavailable", headers=retry).response()
+    return ApiError(status, str(exc)).response()
 
 
 async def _on_unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unexpected error on %s %s", request.method, request.url.path)
-    return error_response(500, "internal server error; the server log has the details")
+    return ApiError(500, "internal server error; the server log has the details").response()
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from footnote.config import Settings
 from footnote.errors import ConfigError
-from footnote.server.errors import error_response
+from footnote.server.errors import ApiError
 from footnote.server.routes.web import WEB_PATHS
 
 # Probes and the API description stay reachable without a key.
@@ -68,12 +68,12 @@ class ApiKeyMiddleware:
         if self._authorized(Headers(scope=scope)):
             await self.app(scope, receive, send)
             return
-        response = error_response(
+        response = ApiError(
             401,
             "missing or wrong API key; send the header `Authorization: Bearer <key>`",
             code="invalid_api_key",
             headers={"WWW-Authenticate": "Bearer"},
-        )
+        ).response()
         await response(scope, receive, send)
 
 
@@ -104,7 +104,7 @@ class BodyLimitMiddleware:
                 if status == 413
                 else ("the Content-Length header is not a number")
             )
-            await error_response(status, message)(scope, receive, send)
+            await ApiError(status, message).response()(scope, receive, send)
             return
         received = 0
 

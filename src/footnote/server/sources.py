@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlparse
 
+from footnote.application import Application
 from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.catalog import Catalog, DocumentRecord
+from footnote.server.schemas.chat import SearchResult
 
 RECENCY_SECONDS = {"hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
 # How many more hits than asked for are fetched when a filter may drop some.
@@ -41,38 +41,39 @@ def _day(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, tz=UTC).strftime("%Y-%m-%d")
 
 
-def search_result(hit: SearchHit, document: DocumentRecord | None, snippet_chars: int = 0) -> dict[str, Any]:
+def search_result(hit: SearchHit, modified: float | None, snippet_chars: int = 0) -> SearchResult:
     """One Perplexity `search_results` entry. `date` and `last_updated` are the file's mtime."""
-    day = _day(document.mtime) if document else None
+    day = _day(modified) if modified is not None else None
     snippet = hit.text.strip()
     if snippet_chars and len(snippet) > snippet_chars:
         snippet = snippet[:snippet_chars].rsplit(" ", 1)[0] + "…"
-    return {
-        "title": hit.title or Path(hit.path).name,
-        "url": source_uri(hit.path, hit.url),
-        "date": day,
-        "last_updated": day,
-        "snippet": snippet,
-        "source": "attachment",
-    }
+    return SearchResult(
+        title=hit.title or Path(hit.path).name,
+        url=source_uri(hit.path, hit.url),
+        date=day,
+        last_updated=day,
+        snippet=snippet,
+        source="attachment",
+    )
 
 
 def describe_sources(
-    catalog: Catalog, hits: Sequence[SearchHit], snippet_chars: int = 0
-) -> tuple[list[str], list[dict[str, Any]]]:
+    app: Application, hits: Sequence[SearchHit], snippet_chars: int = 0
+) -> tuple[list[str], list[SearchResult]]:
     """`citations` (URIs, numbered like the `[n]` markers) and `search_results` for `hits`."""
-    documents = _documents(catalog, hits)
+    modified = _modified(app, hits)
     citations = [source_uri(hit.path, hit.url) for hit in hits]
-    results = [search_result(hit, documents.get(hit.document_id), snippet_chars) for hit in hits]
+    results = [search_result(hit, modified.get(hit.document_id), snippet_chars) for hit in hits]
     return citations, results
 
 
-def _documents(catalog: Catalog, hits: Sequence[SearchHit]) -> dict[int, DocumentRecord]:
-    found: dict[int, DocumentRecord] = {}
+def _modified(app: Application, hits: Sequence[SearchHit]) -> dict[int, float]:
+    """The mtime of each hit's document that is still in the catalog."""
+    found: dict[int, float] = {}
     for document_id in {hit.document_id for hit in hits}:
-        record = catalog.document(document_id)
+        record = app.document(document_id)
         if record is not None:
-            found[document_id] = record
+            found[document_id] = record.mtime
     return found
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
 from starlette.responses import Response
 
 from footnote.answer.engine import SentenceEvent
@@ -32,8 +33,20 @@ from footnote.server.answers import (
     collect,
 )
 from footnote.server.cached_answers import start_cached_answer
-from footnote.server.errors import ApiError, error_body, status_of
-from footnote.server.schemas.chat import ChatCompletion, ChatCompletionRequest, ChatMessage
+from footnote.server.errors import ApiError, status_of
+from footnote.server.schemas.chat import (
+    AssistantMessage,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionRequest,
+    ChatMessage,
+    Choice,
+    ChunkChoice,
+    Delta,
+    FinishReason,
+    StepUsage,
+    Usage,
+)
 from footnote.server.sources import SourceFilter
 from footnote.server.state import ServerState, State
 
@@ -72,16 +85,47 @@ STREAM_RESPONSE: dict[int | str, dict[str, Any]] = {
 
 
 @dataclass(frozen=True)
-class Completion:
-    """What every chunk and the final object of one completion share."""
+class ChatReply:
+    """One reply being sent: the id and time its chunks and its final object share, and what
+    the request asked to have included."""
 
     id: str
     created: int
     include_usage: bool
     related_questions: bool
 
-    def envelope(self, kind: str, model: str) -> dict[str, Any]:
-        return {"id": self.id, "object": kind, "created": self.created, "model": model}
+    def completion(self, finished: RunFinished, sources: SourcesReady) -> ChatCompletion:
+        answer = finished.answer
+        message = AssistantMessage(content=answer.text)
+        return ChatCompletion(
+            id=self.id,
+            created=self.created,
+            model=answer.model,
+            choices=[Choice(index=0, message=message, finish_reason=_finish_reason(finished))],
+            usage=_usage(finished),
+            citations=sources.citations,
+            search_results=sources.search_results,
+            related_questions=answer.related_questions if self.related_questions else None,
+            footnote=answer.to_dict(),
+        )
+
+    def chunk(self, model: str, delta: Delta, finish: FinishReason | None = None) -> ChatCompletionChunk:
+        choice = ChunkChoice(index=0, delta=delta, finish_reason=finish)
+        return ChatCompletionChunk(id=self.id, created=self.created, model=model, choices=[choice])
+
+    def closing(self, model: str, finished: RunFinished, sources: SourcesReady) -> ChatCompletionChunk:
+        """The chunk that finishes the text, with the sources and footnote's detail."""
+        last = self.chunk(model, Delta(), _finish_reason(finished))
+        last.citations, last.search_results = sources.citations, sources.search_results
+        if self.related_questions:
+            last.related_questions = finished.answer.related_questions
+        last.footnote = finished.answer.to_dict()
+        return last
+
+    def usage(self, model: str, finished: RunFinished) -> ChatCompletionChunk:
+        return ChatCompletionChunk(
+            id=self.id, created=self.created, model=model, choices=[], usage=_usage(finished)
+        )
 
 
 def conversation(messages: Sequence[ChatMessage]) -> tuple[str, tuple[Message, ...], str]:
@@ -123,11 +167,11 @@ def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerReq
 
 
 @router.post("/v1/chat/completions", response_model=ChatCompletion, responses=STREAM_RESPONSE)
-async def chat_completions(body: ChatCompletionRequest, state: State) -> Response:
+async def chat_completions(body: ChatCompletionRequest, state: State) -> Response | ChatCompletion:
     """Answer the last user message from the documents, with checked citations; earlier turns
     make a follow-up stand alone for retrieval and are shown to the model."""
     request = answer_request(body, state)
-    completion = Completion(
+    reply = ChatReply(
         id=f"chatcmpl-{uuid.uuid4().hex}",
         created=int(time.time()),
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
@@ -135,48 +179,29 @@ async def chat_completions(body: ChatCompletionRequest, state: State) -> Respons
     )
     run = await start_cached_answer(state, request)
     if body.stream:
-        return await _streaming_response(run, completion, state)
+        return await _streaming_response(run, reply, state)
     sources: list[SourcesReady] = []
     finished = await collect(run, lambda e: sources.append(e) if isinstance(e, SourcesReady) else None)
-    return JSONResponse(_completion_body(completion, finished, sources[0]))
+    return reply.completion(finished, sources[0])
 
 
-def _finish_reason(finished: RunFinished) -> str:
+def _finish_reason(finished: RunFinished) -> FinishReason:
     return "length" if finished.answer.truncated else "stop"
 
 
-def _usage(finished: RunFinished) -> dict[str, Any]:
+def _usage(finished: RunFinished) -> Usage:
     """Every model call the answer made, counted by the model's tokenizer; `steps` tells them
     apart (answer, condense, related)."""
-    total = finished.prompt_tokens + finished.completion_tokens
-    return {
-        "prompt_tokens": finished.prompt_tokens,
-        "completion_tokens": finished.completion_tokens,
-        "total_tokens": total,
-        "steps": finished.answer.usage.to_dict(),
-    }
+    steps = {name: StepUsage(**step) for name, step in finished.answer.usage.to_dict().items()}
+    return Usage(
+        prompt_tokens=finished.prompt_tokens,
+        completion_tokens=finished.completion_tokens,
+        total_tokens=finished.prompt_tokens + finished.completion_tokens,
+        steps=steps,
+    )
 
 
-def _completion_body(completion: Completion, finished: RunFinished, sources: SourcesReady) -> dict[str, Any]:
-    answer = finished.answer
-    body = completion.envelope("chat.completion", answer.model)
-    body["choices"] = [
-        {
-            "index": 0,
-            "message": {"role": "assistant", "content": answer.text},
-            "finish_reason": _finish_reason(finished),
-        }
-    ]
-    body["usage"] = _usage(finished)
-    body["citations"] = sources.citations
-    body["search_results"] = sources.search_results
-    if completion.related_questions:
-        body["related_questions"] = answer.related_questions
-    body["footnote"] = answer.to_dict()
-    return body
-
-
-async def _streaming_response(run: AnswerRun, completion: Completion, state: ServerState) -> Response:
+async def _streaming_response(run: AnswerRun, reply: ChatReply, state: ServerState) -> Response:
     events = run.events()
     try:
         # Waiting for the sources first means a bad question is still answered with a 4xx status.
@@ -187,31 +212,26 @@ async def _streaming_response(run: AnswerRun, completion: Completion, state: Ser
     assert isinstance(first, SourcesReady)
     model = first.model or state.application.generator.name
     return StreamingResponse(
-        _sse(first, events, completion, model),
+        _sse(first, events, reply, model),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-def _data(payload: dict[str, Any] | str) -> str:
-    text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-    return f"data: {text}\n\n"
-
-
-def _chunk(
-    completion: Completion, model: str, delta: dict[str, str], finish: str | None = None
-) -> dict[str, Any]:
-    chunk = completion.envelope("chat.completion.chunk", model)
-    chunk["choices"] = [{"index": 0, "delta": delta, "finish_reason": finish}]
-    return chunk
+def _data(payload: BaseModel | str) -> str:
+    if isinstance(payload, BaseModel):
+        # json.dumps over the model's JSON-mode dump writes the events as they always were
+        # (`"role": "assistant"`, Python's float digits); the model decides which keys appear.
+        payload = json.dumps(payload.model_dump(mode="json"), ensure_ascii=False)
+    return f"data: {payload}\n\n"
 
 
 async def _sse(
-    sources: SourcesReady, events: AsyncGenerator[RunEvent, None], completion: Completion, model: str
+    sources: SourcesReady, events: AsyncGenerator[RunEvent, None], reply: ChatReply, model: str
 ) -> AsyncIterator[str]:
     # Perplexity sends citations and search_results inside the chunks: here the first and the last.
-    first = _chunk(completion, model, {"role": "assistant", "content": ""})
-    first.update(citations=sources.citations, search_results=sources.search_results)
+    first = reply.chunk(model, Delta(role="assistant", content=""))
+    first.citations, first.search_results = sources.citations, sources.search_results
     yield _data(first)
     deltas = TextDeltas()
     try:
@@ -219,36 +239,29 @@ async def _sse(
             if isinstance(event, SentenceEvent):
                 text = deltas.add(event.sentence)
                 if text:
-                    yield _data(_chunk(completion, model, {"content": text}))
+                    yield _data(reply.chunk(model, Delta(content=text)))
             elif isinstance(event, RunFinished):
-                for chunk in _closing_chunks(completion, model, event, deltas, sources):
+                for chunk in _closing_chunks(reply, model, event, deltas, sources):
                     yield _data(chunk)
     except (ApiError, FootnoteError) as exc:
         status = exc.status if isinstance(exc, ApiError) else status_of(exc)
-        yield _data(error_body(status, str(exc)))
+        yield _data(ApiError(status, str(exc)).body())
     except Exception:
         log.exception("a streamed answer failed")
-        yield _data(error_body(500, "internal server error; the server log has the details"))
+        yield _data(ApiError(500, "internal server error; the server log has the details").body())
     finally:
         await events.aclose()
     yield _data("[DONE]")
 
 
 def _closing_chunks(
-    completion: Completion, model: str, finished: RunFinished, deltas: TextDeltas, sources: SourcesReady
-) -> list[dict[str, Any]]:
+    reply: ChatReply, model: str, finished: RunFinished, deltas: TextDeltas, sources: SourcesReady
+) -> list[ChatCompletionChunk]:
     chunks = []
     rest = deltas.finish(finished.answer)
     if rest:
-        chunks.append(_chunk(completion, model, {"content": rest}))
-    last = _chunk(completion, model, {}, _finish_reason(finished))
-    last.update(citations=sources.citations, search_results=sources.search_results)
-    if completion.related_questions:
-        last["related_questions"] = finished.answer.related_questions
-    last["footnote"] = finished.answer.to_dict()
-    chunks.append(last)
-    if completion.include_usage:
-        usage = completion.envelope("chat.completion.chunk", model)
-        usage.update(choices=[], usage=_usage(finished))
-        chunks.append(usage)
+        chunks.append(reply.chunk(model, Delta(content=rest)))
+    chunks.append(reply.closing(model, finished, sources))
+    if reply.include_usage:
+        chunks.append(reply.usage(model, finished))
     return chunks

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
 
 from fastapi import APIRouter
 
@@ -14,7 +13,10 @@ from footnote.perplexity.text import TokenTexts
 from footnote.server.errors import ApiError
 from footnote.server.schemas.completions import (
     Completion,
+    CompletionChoice,
+    CompletionLogprobs,
     CompletionRequest,
+    CompletionUsage,
     PerplexityRequest,
     PerplexityResponse,
 )
@@ -43,7 +45,7 @@ def _prompt_ids(scorer: TokenScorer, prompt: str | list[int] | list[str]) -> lis
     return bos + tokenizer.tokenize(text)
 
 
-def _echo_logprobs(scorer: TokenScorer, ids: list[int], top: int | None) -> dict[str, Any]:
+def _echo_logprobs(scorer: TokenScorer, ids: list[int], top: int | None) -> CompletionLogprobs:
     """The prompt's tokens with their log-probabilities, in the OpenAI legacy `logprobs` shape."""
     if len(ids) > scorer.context_length:
         raise ApiError(
@@ -69,41 +71,36 @@ def _echo_logprobs(scorer: TokenScorer, ids: list[int], top: int | None) -> dict
             entry = {_piece_text(scorer, i): value for i, value in likeliest[:top]}
             entry[_piece_text(scorer, token_id)] = logprob
             top_logprobs.append(entry)
-    return {
-        "tokens": tokens,
-        "token_logprobs": [None, *chosen],
-        "top_logprobs": top_logprobs,
-        "text_offset": offsets,
-    }
+    return CompletionLogprobs(
+        tokens=tokens, token_logprobs=[None, *chosen], top_logprobs=top_logprobs, text_offset=offsets
+    )
 
 
 def _piece_text(scorer: TokenScorer, token_id: int) -> str:
     return scorer.tokenizer.piece(token_id).decode("utf-8", errors="replace")
 
 
-def _complete(scorer: TokenScorer, body: CompletionRequest, served: str) -> dict[str, Any]:
+def _complete(scorer: TokenScorer, body: CompletionRequest, served: str) -> Completion:
     _check_model(body.model, scorer, served)
     ids = _prompt_ids(scorer, body.prompt)
     logprobs = _echo_logprobs(scorer, ids, body.logprobs)
-    return {
-        "id": f"cmpl-{uuid.uuid4().hex}",
-        "object": "text_completion",
-        "created": int(time.time()),
-        "model": body.model or served,
-        "choices": [
-            {
-                "index": 0,
-                "text": "".join(logprobs["tokens"]),
-                "logprobs": logprobs if body.logprobs is not None else None,
-                "finish_reason": "length",
-            }
-        ],
-        "usage": {"prompt_tokens": len(ids), "completion_tokens": 0, "total_tokens": len(ids)},
-    }
+    choice = CompletionChoice(
+        index=0,
+        text="".join(logprobs.tokens),
+        logprobs=logprobs if body.logprobs is not None else None,
+        finish_reason="length",
+    )
+    return Completion(
+        id=f"cmpl-{uuid.uuid4().hex}",
+        created=int(time.time()),
+        model=body.model or served,
+        choices=[choice],
+        usage=CompletionUsage(prompt_tokens=len(ids), completion_tokens=0, total_tokens=len(ids)),
+    )
 
 
 @router.post("/v1/completions", response_model=Completion, response_model_exclude_none=False)
-async def completions(body: CompletionRequest, state: State) -> dict[str, Any]:
+async def completions(body: CompletionRequest, state: State) -> Completion:
     """Scores a prompt the way vLLM does for `echo: true, max_tokens: 0, logprobs: N`.
 
     footnote answers questions through /v1/chat/completions; this route only scores.
@@ -121,7 +118,7 @@ async def completions(body: CompletionRequest, state: State) -> dict[str, Any]:
     return await state.run_work(state.scoring.use, lambda scorer: _complete(scorer, body, served))
 
 
-def _perplexity(scorer: TokenScorer, body: PerplexityRequest) -> dict[str, Any]:
+def _perplexity(scorer: TokenScorer, body: PerplexityRequest) -> PerplexityResponse:
     options = ScoringOptions(
         protocol=body.protocol,
         context_length=body.context_length,
@@ -133,13 +130,10 @@ def _perplexity(scorer: TokenScorer, body: PerplexityRequest) -> dict[str, Any]:
         result = score_string(scorer, body.text, options, scored.append if body.tokens else None)
     except FootnoteError as exc:
         raise ApiError(400, str(exc), param="text") from exc
-    reply = result.to_dict()
-    if body.tokens:
-        reply["tokens"] = [vars(token) for token in scored]
-    return reply
+    return PerplexityResponse.of(result, scored if body.tokens else None)
 
 
 @router.post("/v1/perplexity", response_model=PerplexityResponse)
-async def perplexity(body: PerplexityRequest, state: State) -> dict[str, Any]:
+async def perplexity(body: PerplexityRequest, state: State) -> PerplexityResponse:
     """Perplexity of a text under the served LLM: exp(mean negative log-likelihood), ± standard error."""
-    return {"object": "perplexity", **await state.run_work(state.scoring.use, lambda s: _perplexity(s, body))}
+    return await state.run_work(state.scoring.use, lambda scorer: _perplexity(scorer, body))

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from pydantic import BaseModel
 from starlette.responses import Response
 
-from footnote.server.state import State
+from footnote.application import StoreHealth
+from footnote.server.state import ServerState, State
 
 router = APIRouter(tags=["health"])
 
@@ -33,9 +33,9 @@ class Readiness(BaseModel):
 
 
 @router.get("/healthz", response_model=Health)
-async def healthz() -> dict[str, Any]:
+async def healthz() -> Health:
     """Liveness: 200 while the process serves requests. Restart it when this fails."""
-    return {"status": "ok"}
+    return Health(status="ok")
 
 
 @router.get(
@@ -45,23 +45,29 @@ async def healthz() -> dict[str, Any]:
         503: {"model": Readiness, "description": "Models loading or failed, or a store not answering"}
     },
 )
-async def readyz(state: State) -> JSONResponse:
+async def readyz(state: State, response: Response) -> Readiness:
     """Readiness: 200 once the models are loaded and every store answers; 503 before, when
     loading failed, or while the catalog or the vector index cannot be reached."""
-    health = await anyio.to_thread.run_sync(state.application.store_health)
+    readiness = _readiness(state, await anyio.to_thread.run_sync(state.application.store_health))
+    if readiness.status != "ready":
+        response.status_code = 503
+    return readiness
+
+
+def _readiness(state: ServerState, health: dict[str, StoreHealth]) -> Readiness:
     stores = {
-        name: {"kind": h.kind, "status": "unavailable" if h.error else "ok", "detail": h.error}
+        name: StoreStatus(kind=h.kind, status="unavailable" if h.error else "ok", detail=h.error)
         for name, h in health.items()
     }
     down = [h.error for h in health.values() if h.error]
     if down:
-        return JSONResponse({"status": "unavailable", "detail": down[0], "stores": stores}, status_code=503)
+        return Readiness(status="unavailable", detail=down[0], stores=stores)
     host = state.models
     # Without preloading, models load on first use: the server is ready as soon as it serves.
     if host.state == "ready" or (host.state == "idle" and not state.settings.preload_models):
-        return JSONResponse({"status": "ready", "detail": None, "stores": stores})
+        return Readiness(status="ready", detail=None, stores=stores)
     status = "failed" if host.state == "failed" else "loading"
-    return JSONResponse({"status": status, "detail": host.error, "stores": stores}, status_code=503)
+    return Readiness(status=status, detail=host.error, stores=stores)
 
 
 @router.get(

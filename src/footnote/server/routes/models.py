@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import struct
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
@@ -98,39 +98,37 @@ def _embed(state: ServerState, texts: list[str], dimensions: int | None) -> tupl
 
 
 @router.post("/v1/embeddings", response_model=EmbeddingResponse)
-async def embeddings(body: EmbeddingRequest, state: State) -> dict[str, Any]:
+async def embeddings(body: EmbeddingRequest, state: State) -> EmbeddingResponse:
     """Vectors from the embedder footnote indexes with (L2-normalised)."""
     texts = _texts(body)
     name, vectors, tokens = await state.run_work(_embed, state, texts, body.dimensions)
     data = [
-        {"object": "embedding", "index": index, "embedding": _encode(vector, body.encoding_format)}
+        Embedding(index=index, embedding=_encode(vector, body.encoding_format))
         for index, vector in enumerate(vectors)
     ]
-    return {
-        "object": "list",
-        "data": data,
-        "model": name,
-        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-    }
+    usage = EmbeddingUsage(prompt_tokens=tokens, total_tokens=tokens)
+    return EmbeddingResponse(data=data, model=name, usage=usage)
 
 
-async def _models(state: ServerState) -> list[dict[str, Any]]:
-    names = await state.run_work(state.models.model_names)
+async def _models(state: ServerState) -> list[Model]:
+    llm, embedder = await state.run_work(state.models.model_names)
     created = int(state.started)
-    models = [{"id": name, "object": "model", "created": created, "owned_by": "footnote"} for name in names]
-    models[0]["max_model_len"] = state.settings.score_context_tokens
-    return models
+    window = state.settings.score_context_tokens
+    return [
+        Model(id=llm, created=created, owned_by="footnote", max_model_len=window),
+        Model(id=embedder, created=created, owned_by="footnote"),
+    ]
 
 
 @router.get("/v1/models", response_model=ModelList)
-async def list_models(state: State) -> dict[str, Any]:
+async def list_models(state: State) -> ModelList:
     """The LLM that answers and the embedder that indexes."""
-    return {"object": "list", "data": await _models(state)}
+    return ModelList(data=await _models(state))
 
 
 @router.get("/v1/models/{model_id:path}", response_model=Model)
-async def get_model(model_id: str, state: State) -> dict[str, Any]:
+async def get_model(model_id: str, state: State) -> Model:
     for model in await _models(state):
-        if model["id"] == model_id:
+        if model.id == model_id:
             return model
     raise ApiError(404, f"no model '{model_id}'; GET /v1/models lists them", param="model")

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
-from typing import Any
 
 from fastapi import APIRouter
 
 from footnote.models.base import GenerationParams
 from footnote.server.answers import AnswerRequest, collect, start_answer
+from footnote.server.schemas.chat import SearchResult
 from footnote.server.schemas.search import (
     QueryRequest,
     QueryResponse,
+    QuerySource,
     SearchRequest,
     SearchResponse,
     SimpleQueryRequest,
@@ -26,15 +27,15 @@ CHARS_PER_TOKEN = 4
 
 def _search_all(
     state: ServerState, queries: list[str], limit: int, source_filter: SourceFilter, snippet_chars: int
-) -> list[list[dict[str, Any]]]:
+) -> list[list[SearchResult]]:
     app = state.models.retrieval()
     retriever = FilteredRetriever(app.retriever(), source_filter)
     params = app.retrieval_params(limit)
-    return [describe_sources(app.catalog, retriever.search(q, params), snippet_chars)[1] for q in queries]
+    return [describe_sources(app, retriever.search(q, params), snippet_chars)[1] for q in queries]
 
 
 @router.post("/v1/search", response_model=SearchResponse)
-async def search(body: SearchRequest, state: State) -> dict[str, Any]:
+async def search(body: SearchRequest, state: State) -> SearchResponse:
     """Ranked passages from the documents, in the Perplexity Search API shape."""
     queries = [body.query] if isinstance(body.query, str) else body.query
     source_filter = SourceFilter.parse(body.search_domain_filter, body.search_recency_filter)
@@ -42,12 +43,14 @@ async def search(body: SearchRequest, state: State) -> dict[str, Any]:
     results = await state.run_work(
         _search_all, state, queries, body.max_results, source_filter, snippet_chars
     )
-    return {"id": str(uuid.uuid4()), "results": results[0] if isinstance(body.query, str) else results}
+    return SearchResponse(
+        id=str(uuid.uuid4()), results=results[0] if isinstance(body.query, str) else results
+    )
 
 
 async def _answer(
     state: ServerState, question: str, top_k: int, source_filter: SourceFilter
-) -> dict[str, Any]:
+) -> QueryResponse:
     settings = state.settings
     generation = GenerationParams(
         max_tokens=state.max_tokens(None), temperature=settings.temperature, seed=settings.seed
@@ -55,14 +58,16 @@ async def _answer(
     run = await start_answer(state, AnswerRequest(question, generation, top_k, source_filter))
     answer = (await collect(run)).answer
     sources = [
-        {"title": hit.title or Path(hit.path).name, "url": source_uri(hit.path, hit.url), "score": hit.score}
+        QuerySource(
+            title=hit.title or Path(hit.path).name, url=source_uri(hit.path, hit.url), score=hit.score
+        )
         for hit in answer.sources
     ]
-    return {"answer": answer.text, "sources": sources, "footnote": answer.to_dict()}
+    return QueryResponse(answer=answer.text, sources=sources, footnote=answer.to_dict())
 
 
 @router.post("/v1/query", response_model=QueryResponse)
-async def query(body: QueryRequest, state: State) -> dict[str, Any]:
+async def query(body: QueryRequest, state: State) -> QueryResponse:
     """Answer a question in one call; `source_preference` puts matching sources first."""
     preference = (
         [body.source_preference] if isinstance(body.source_preference, str) else body.source_preference
@@ -71,6 +76,6 @@ async def query(body: QueryRequest, state: State) -> dict[str, Any]:
 
 
 @router.post("/query", response_model=QueryResponse)
-async def simple_query(body: SimpleQueryRequest, state: State) -> dict[str, Any]:
+async def simple_query(body: SimpleQueryRequest, state: State) -> QueryResponse:
     """Answer a question in one call (the `{q}` shape some tools send)."""
     return await _answer(state, body.q, body.max_results or state.settings.top_k, SourceFilter())

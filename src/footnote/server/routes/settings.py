@@ -6,14 +6,13 @@ route shows them, with secrets left out, so the web page can display them.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from footnote import __version__
 from footnote.server.state import ServerState, State
-from footnote.store.timing import untimed
 
 router = APIRouter(tags=["settings"])
 
@@ -44,34 +43,31 @@ class ServerSettings(BaseModel):
     auth_required: bool = Field(description="whether the API asks for a key")
 
 
-def _backends(state: ServerState) -> dict[str, str | None]:
+def _backends(state: ServerState) -> Backends:
     if state.models.state != "ready":
-        return {"generator": None, "embedder": None, "vector_index": None}
-    app = state.application
-    parts = {"generator": app.generator, "embedder": app.embedder, "vector_index": untimed(app.vectors)}
-    return {role: type(part).__name__ for role, part in parts.items()}
+        return Backends(generator=None, embedder=None, vector_index=None)
+    return Backends(**state.application.backend_names())
 
 
 @router.get("/v1/settings", response_model=ServerSettings)
-async def server_settings(state: State) -> dict[str, Any]:
+async def server_settings(state: State) -> ServerSettings:
     """Active models, backends and limits; change them in the settings file and restart."""
     s = state.settings
-    return {
-        "object": "settings",
-        "version": __version__,
-        "llm": s.llm,
-        "embedder": s.embedder,
-        "models_state": state.models.state,
-        "backends": _backends(state),
-        "top_k": s.top_k,
-        "chunk_tokens": s.chunk_tokens,
-        "chunk_overlap": s.chunk_overlap,
-        "context_tokens": s.context_tokens,
-        "answer_tokens": s.answer_tokens,
-        "temperature": s.temperature,
-        "max_upload_bytes": s.max_upload_bytes,
-        "max_body_bytes": s.max_body_bytes,
-        "max_concurrency": s.max_concurrency,
-        "request_timeout": s.request_timeout,
-        "auth_required": bool(s.api_keys),
-    }
+    return ServerSettings(
+        version=__version__,
+        llm=s.llm,
+        embedder=s.embedder,
+        models_state=state.models.state,
+        backends=_backends(state),
+        top_k=s.top_k,
+        chunk_tokens=s.chunk_tokens,
+        chunk_overlap=s.chunk_overlap,
+        context_tokens=s.context_tokens,
+        answer_tokens=s.answer_tokens,
+        temperature=s.temperature,
+        max_upload_bytes=s.max_upload_bytes,
+        max_body_bytes=s.max_body_bytes,
+        max_concurrency=s.max_concurrency,
+        request_timeout=s.request_timeout,
+        auth_required=bool(s.api_keys),
+    )

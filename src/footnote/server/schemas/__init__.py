@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 
 def _encodable(text: str) -> str:
@@ -18,3 +18,13 @@ def _encodable(text: str) -> str:
 
 # Text that reaches a model or the index: anything a tokenizer can encode.
 Text = Annotated[str, AfterValidator(_encodable)]
+
+
+def _is_none(value: object) -> bool:
+    return value is None
+
+
+def omitted_when_none(description: str | None = None) -> Any:
+    """A field that is left out of the JSON while it is None, where clients expect the key only
+    when it has a value (a chunk's `usage`, `related_questions` when not asked for)."""
+    return Field(None, exclude_if=_is_none, description=description)

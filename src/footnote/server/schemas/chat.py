@@ -10,9 +10,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from footnote.server.schemas import Text
+from footnote.server.schemas import Text, omitted_when_none
 
 Recency = Literal["hour", "day", "week", "month", "year"]
+FinishReason = Literal["stop", "length"]
 MAX_DOMAIN_FILTERS = 20
 StopText = Annotated[Text, Field(max_length=256)]
 DomainEntry = Annotated[str, Field(max_length=253)]
@@ -115,7 +116,7 @@ class AssistantMessage(BaseModel):
 class Choice(BaseModel):
     index: int
     message: AssistantMessage
-    finish_reason: Literal["stop", "length"]
+    finish_reason: FinishReason
 
 
 class ChatCompletion(BaseModel):
@@ -127,21 +128,21 @@ class ChatCompletion(BaseModel):
     usage: Usage
     citations: list[str] = Field(description="source URIs; `[n]` in the text refers to citations[n-1]")
     search_results: list[SearchResult]
-    related_questions: list[str] | None = Field(
-        None, description="follow-up questions the sources can answer; present when return_related_questions"
+    related_questions: list[str] | None = omitted_when_none(
+        "follow-up questions the sources can answer; present when return_related_questions"
     )
     footnote: dict[str, Any] = Field(description="footnote's checked sentences and span-level citations")
 
 
 class Delta(BaseModel):
-    role: Literal["assistant"] | None = None
-    content: str | None = None
+    role: Literal["assistant"] | None = omitted_when_none()
+    content: str | None = omitted_when_none()
 
 
 class ChunkChoice(BaseModel):
     index: int
     delta: Delta
-    finish_reason: Literal["stop", "length"] | None = None
+    finish_reason: FinishReason | None = None
 
 
 class ChatCompletionChunk(BaseModel):
@@ -152,7 +153,8 @@ class ChatCompletionChunk(BaseModel):
     created: int
     model: str
     choices: list[ChunkChoice]
-    usage: Usage | None = None
-    citations: list[str] | None = None
-    search_results: list[SearchResult] | None = None
-    footnote: dict[str, Any] | None = None
+    usage: Usage | None = omitted_when_none("in a last chunk of its own, with `stream_options.include_usage`")
+    citations: list[str] | None = omitted_when_none("in the first chunk and the one that finishes")
+    search_results: list[SearchResult] | None = omitted_when_none()
+    related_questions: list[str] | None = omitted_when_none("in the finishing chunk, when asked for")
+    footnote: dict[str, Any] | None = omitted_when_none("in the finishing chunk")

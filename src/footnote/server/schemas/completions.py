@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from footnote.perplexity import PerplexityResult, TokenScore
 from footnote.server.schemas import Text
 
 MAX_TOP_LOGPROBS = 20
@@ -55,6 +56,8 @@ class CompletionUsage(BaseModel):
 
 
 class Completion(BaseModel):
+    """A legacy text completion (`text_completion`): here, a scored prompt echoed back."""
+
     id: str
     object: Literal["text_completion"] = "text_completion"
     created: int
@@ -76,25 +79,13 @@ class PerplexityRequest(BaseModel):
     tokens: bool = Field(False, description="also return every scored token's log-probability")
 
 
-class ScoredToken(BaseModel):
-    index: int
-    token_id: int
-    text: str
-    offset: int
-    logprob: float
+class PerplexityResponse(PerplexityResult):
+    """The perplexity result itself, tagged as an API object, with every scored token when asked."""
 
-
-class PerplexityResponse(BaseModel):
     object: Literal["perplexity"] = "perplexity"
-    model: str
-    protocol: dict[str, Any]
-    tokens_read: int
-    tokens_scored: int
-    windows: int
-    nll_mean: float
-    nll_stderr: float | None
-    perplexity: float
-    perplexity_stderr: float | None
-    seconds: float
-    tokens_per_second: float
-    tokens: list[ScoredToken] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    tokens: list[TokenScore] | None = None
+
+    @classmethod
+    def of(cls, result: PerplexityResult, tokens: list[TokenScore] | None = None) -> PerplexityResponse:
+        return cls(**dict(result), tokens=tokens)
