@@ -10,19 +10,19 @@ Two judges implement `SupportJudge`:
   local Hugging Face cache (never downloaded). An NLI model (labels contradiction, entailment,
   neutral in any order) gives P(entailment); a one-score cross-encoder gives sigmoid(score).
 - `LlmJudge`: a llama.cpp LLM asked whether the premise shows the claim is true; the score is
-  P(" Yes") / (P(" Yes") + P(" No")) at the answer position.
+  P(" Yes") / (P(" Yes") + P(" No")) at the answer position (`footnote.models.yes_no`, which
+  the LLM reranker asks its own question with).
 """
 
 from __future__ import annotations
 
-import math
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from footnote.errors import ConfigError, ModelError
+from footnote.errors import ConfigError
 from footnote.models.cross_encoder import open_cross_encoder
+from footnote.models.yes_no import YesNoScorer, sigmoid
 
 if TYPE_CHECKING:
     from footnote.config import Settings
@@ -71,7 +71,7 @@ class CrossEncoderJudge(SupportJudge):
             return []
         if self._entailment is None:
             raw = self._model.predict(list(pairs), batch_size=self.batch_size, activation_fn=_identity)
-            return [_sigmoid(float(value)) for value in raw]
+            return [sigmoid(float(value)) for value in raw]
         rows = self._model.predict(list(pairs), batch_size=self.batch_size, apply_softmax=True)
         return [float(row[self._entailment]) for row in rows]
 
@@ -86,46 +86,21 @@ class LlmJudge(SupportJudge):
     """An LLM's relative preference for " Yes" over " No" after a support question."""
 
     def __init__(self, scorer: TokenScorer) -> None:
-        self.scorer = scorer
+        self.question = YesNoScorer(scorer, JUDGE_PROMPT, "a CrossEncoder judge", weighs_no=True)
         self.name = f"{LLM_PREFIX}{scorer.name}"
-        tokenizer = scorer.tokenizer
-        yes, no = tokenizer.tokenize(" Yes"), tokenizer.tokenize(" No")
-        if not yes or not no:
-            raise ModelError(f"{scorer.name} has no tokens for ' Yes' and ' No'; use a CrossEncoder judge")
-        self._yes, self._no = yes[0], no[0]
-        self._bos = [tokenizer.bos_id] if tokenizer.add_bos and tokenizer.bos_id is not None else []
-        head, _, rest = JUDGE_PROMPT.partition("{premise}")
-        middle, _, end = rest.partition("{claim}")
-        self._head, self._middle, self._end = (tokenizer.tokenize(part) for part in (head, middle, end))
-        self._lock = threading.Lock()  # one llama.cpp context: one window at a time
 
     def support(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        with self._lock:
-            return [self._judge(premise, claim) for premise, claim in pairs]
+        return [self._judge(premise, claim) for premise, claim in pairs]
 
     def _judge(self, premise: str, claim: str) -> float:
-        tokenizer = self.scorer.tokenizer
-        window = [
-            *self._bos,
-            *self._head,
-            *tokenizer.tokenize(premise)[:MAX_PREMISE_TOKENS],
-            *self._middle,
-            *tokenizer.tokenize(claim)[:MAX_CLAIM_TOKENS],
-            *self._end,
-            self._yes,
-        ]
-        if len(window) > self.scorer.context_length:
-            raise ConfigError(
-                f"the support judge's window of {self.scorer.context_length} tokens is too small"
-            )
-        chosen, tops = self.scorer.score_window_top(window, len(window) - 1, 64)
-        likely = dict(tops[0])
-        # " No" outside the likeliest tokens is at most as likely as the least of them.
-        no = likely.get(self._no, min(likely.values(), default=chosen[0]))
-        return _sigmoid(chosen[0] - no)
+        question = self.question
+        texts = question.tokenize(premise)[:MAX_PREMISE_TOKENS], question.tokenize(claim)[:MAX_CLAIM_TOKENS]
+        if question.prompt_tokens + len(texts[0]) + len(texts[1]) > question.context_length:
+            raise ConfigError(f"the support judge's window of {question.context_length} tokens is too small")
+        return question.yes_over_no(*texts)
 
     def close(self) -> None:
-        self.scorer.close()
+        self.question.close()
 
 
 def open_judge(settings: Settings) -> SupportJudge | None:
@@ -136,16 +111,9 @@ def open_judge(settings: Settings) -> SupportJudge | None:
     if spec.startswith(LLM_PREFIX):
         from footnote.perplexity.models import open_scorer
 
-        context = 1 + MAX_PREMISE_TOKENS + MAX_CLAIM_TOKENS + 64
+        context = 1 + MAX_PREMISE_TOKENS + MAX_CLAIM_TOKENS + 64  # BOS, both texts, the prompt
         return LlmJudge(open_scorer(spec.removeprefix(LLM_PREFIX), settings, context_length=context))
     return CrossEncoderJudge(spec)
-
-
-def _sigmoid(value: float) -> float:
-    if value >= 0:
-        return 1.0 / (1.0 + math.exp(-value))
-    exponential = math.exp(value)
-    return exponential / (1.0 + exponential)
 
 
 def _identity(values: Any) -> Any:

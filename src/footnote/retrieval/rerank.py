@@ -5,8 +5,8 @@ Two scorers implement the `Reranker` protocol:
 - `CrossEncoderReranker`: a sentence-transformers CrossEncoder read from a local
   folder or the local Hugging Face cache (never downloaded).
 - `LlmReranker`: the configured llama.cpp LLM asked whether each passage answers
-  the query; the score is the log-probability of " Yes" as the next token. It
-  reuses the perplexity scorer (`footnote.perplexity`) to open and run the model.
+  the query; the score is the log-probability of " Yes" as the next token, asked with
+  the yes/no scorer the LLM support judge shares (`footnote.models.yes_no`).
 
 Only the first `candidates` hits are rescored; the rest keep their fused order behind them.
 """
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from footnote.errors import ConfigError, ModelError
 from footnote.models.cross_encoder import open_cross_encoder
+from footnote.models.yes_no import YesNoScorer
 from footnote.retrieval.hits import SearchHit
 
 if TYPE_CHECKING:
@@ -77,47 +78,22 @@ class LlmReranker(Reranker):
     """Scores each passage by log P(" Yes") after a relevance question, from a token scorer."""
 
     def __init__(self, scorer: TokenScorer, max_query_tokens: int = 64) -> None:
-        self.scorer = scorer
+        self.question = YesNoScorer(scorer, RELEVANCE_PROMPT, "a cross-encoder reranker")
         self.name = f"llm:{scorer.name}"
         self.max_query_tokens = max_query_tokens
-        tokenizer = scorer.tokenizer
-        answer = tokenizer.tokenize(" Yes")
-        if not answer:
-            raise ModelError(f"{scorer.name} has no token for ' Yes'; use a cross-encoder reranker instead")
-        self._yes = answer[0]
-        self._bos = [tokenizer.bos_id] if tokenizer.add_bos and tokenizer.bos_id is not None else []
-        head, _, tail = RELEVANCE_PROMPT.partition("{passage}")
-        middle, _, end = tail.partition("{query}")
-        self._head = tokenizer.tokenize(head)
-        self._middle = tokenizer.tokenize(middle)
-        self._end = tokenizer.tokenize(end)
 
     def score(self, query: str, texts: Sequence[str]) -> list[float]:
-        tokenizer = self.scorer.tokenizer
-        query_ids = tokenizer.tokenize(query)[: self.max_query_tokens]
-        fixed = len(self._bos) + len(self._head) + len(self._middle) + len(query_ids) + len(self._end) + 1
-        room = self.scorer.context_length - fixed
+        question = self.question
+        query_ids = question.tokenize(query)[: self.max_query_tokens]
+        room = question.context_length - question.prompt_tokens - len(query_ids)
         if room < 8:
             raise ConfigError(
-                f"the reranker's window of {self.scorer.context_length} tokens leaves no room for a passage"
+                f"the reranker's window of {question.context_length} tokens leaves no room for a passage"
             )
-        scores = []
-        for text in texts:
-            passage = tokenizer.tokenize(text)[:room]
-            window = [
-                *self._bos,
-                *self._head,
-                *passage,
-                *self._middle,
-                *query_ids,
-                *self._end,
-                self._yes,
-            ]
-            scores.append(self.scorer.score_window(window, len(window) - 1)[0])
-        return scores
+        return [question.log_yes(question.tokenize(text)[:room], query_ids) for text in texts]
 
     def close(self) -> None:
-        self.scorer.close()
+        self.question.close()
 
 
 def open_reranker(settings: Settings) -> Reranker | None:
