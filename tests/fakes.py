@@ -7,7 +7,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
-from footnote.answer.entailment import SupportJudge
+from footnote.answer.judge import SupportJudge
 from footnote.answer.terms import content_terms
 from footnote.models.base import Embedder, GenerationParams, Generator, Message, Vector
 from footnote.perplexity.scorer import Tokenizer

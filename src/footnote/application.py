@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent
-from footnote.answer.entailment import SupportJudge, open_judge
+from footnote.answer.judge import SupportJudge, open_judge
 from footnote.config import Settings
 from footnote.errors import FootnoteError, ModelError, NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
@@ -242,7 +242,7 @@ class Application:
 
     @property
     def judge(self) -> SupportJudge | None:
-        """The support judge the settings name (`verify_model`), opened once; None when it is off."""
+        """The support judge the settings name (`judge`), opened once; None when it is off."""
         if self._judge is None:
             self._judge = open_judge(self.settings)
         return self._judge
@@ -302,7 +302,7 @@ class Application:
             history_turns=s.history_turns,
             languages=self,
             judge=self.judge,
-            verify_threshold=s.verify_threshold,
+            judge_threshold=s.judge_threshold,
             # A judge is the authority on support: when it backs no sentence the answer abstains
             # rather than quote the source sentence that best matches the question.
             extract_fallback=self.judge is None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from footnote.answer.citations import CitationChecker
-from footnote.answer.entailment import LlmJudge, open_judge
+from footnote.answer.judge import LlmJudge, open_judge
 from footnote.config import Settings
 from footnote.retrieval.hits import SearchHit
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from footnote.answer.entailment import SupportJudge
+from footnote.answer.judge import SupportJudge
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.models.base import GenerationParams, Message

@@ -169,10 +169,10 @@ def test_a_judge_scores_the_share_of_citations_it_finds_supporting(app: Applicat
     engine = engine_with(app, [f"{POSITIVE} {swapped}"])
     judge = WordJudge()
     metrics = evaluate_run(engine, [RECORD], "reading", passages=2, judge=judge).metrics()
-    assert metrics["citation_entailment"] == 0.5  # the swapped copy is cited by overlap, not entailed
+    assert metrics["citation_judged"] == 0.5  # the swapped copy is cited by overlap, not entailed
     assert (POSITIVE, swapped) in judge.pairs
     unjudged = evaluate_run(engine_with(app, [POSITIVE]), [RECORD], "reading").metrics()
-    assert unjudged["citation_entailment"] is None
+    assert unjudged["citation_judged"] is None
 
 
 def test_the_unrelated_run_gives_each_question_anothers_passages(app: Application) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from footnote.answer.citations import JUDGED_SOURCES, CitationChecker
-from footnote.answer.entailment import CrossEncoderJudge, LlmJudge, open_judge
+from footnote.answer.judge import CrossEncoderJudge, LlmJudge, open_judge
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.errors import ConfigError, ModelError
@@ -91,8 +91,24 @@ def test_the_engine_checks_answers_with_the_applications_judge(tmp_path: Path) -
 
 def test_no_judge_unless_configured_and_clear_errors_when_it_cannot_load(tmp_path: Path) -> None:
     assert open_judge(Settings(home=tmp_path)) is None
-    with pytest.raises(ModelError, match="FOOTNOTE_VERIFY_MODEL"):
+    with pytest.raises(ModelError, match="FOOTNOTE_JUDGE"):
+        open_judge(Settings(home=tmp_path, judge=str(tmp_path / "missing")))
+    with pytest.raises(ModelError, match="FOOTNOTE_JUDGE"):  # the older name still chooses the judge
         open_judge(Settings(home=tmp_path, verify_model=str(tmp_path / "missing")))
+
+
+def test_the_older_setting_names_are_read_where_the_new_ones_are_not_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older = Settings(home=tmp_path, verify_model="llm:old", verify_threshold=0.7)
+    assert (older.judge, older.judge_threshold) == ("llm:old", 0.7)
+    both = Settings(
+        home=tmp_path, judge="llm:new", verify_model="llm:old", judge_threshold=0.4, verify_threshold=0.7
+    )
+    assert (both.judge, both.judge_threshold) == ("llm:new", 0.4)
+    monkeypatch.setenv("FOOTNOTE_VERIFY_MODEL", "llm:env")
+    monkeypatch.setenv("FOOTNOTE_VERIFY_THRESHOLD", "0.3")
+    assert (Settings(home=tmp_path).judge, Settings(home=tmp_path).judge_threshold) == ("llm:env", 0.3)
 
 
 # --- CrossEncoder judges, on tiny models built here with fixed outputs ----------------------

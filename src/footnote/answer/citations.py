@@ -20,8 +20,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from footnote.answer.entailment import SupportJudge
 from footnote.answer.evidence import SentenceSpan, sentence_spans
+from footnote.answer.judge import SupportJudge
 from footnote.answer.prompt import NO_ANSWERS
 from footnote.answer.sentences import split_sentences, strip_markers
 from footnote.answer.terms import content_terms, lexical_support
@@ -52,7 +52,7 @@ MAX_CITATIONS = 3
 # With a support judge configured, it re-reads the best span of at most this many sources, those
 # whose overlap-and-embedding score reaches the floor: below it a span shares too little with the
 # sentence to be where it came from. The judge's probability then decides, against its own threshold.
-DEFAULT_VERIFY_THRESHOLD = 0.5
+DEFAULT_JUDGE_THRESHOLD = 0.5
 JUDGED_SOURCES = 3
 JUDGED_FLOOR = 0.35
 # The words a sentence adds beyond the question are its answer: a span supports it only when it
@@ -130,7 +130,7 @@ class CitationChecker:
         threshold: float = DEFAULT_THRESHOLD,
         question: str | None = None,
         judge: SupportJudge | None = None,
-        judge_threshold: float = DEFAULT_VERIFY_THRESHOLD,
+        judge_threshold: float = DEFAULT_JUDGE_THRESHOLD,
     ) -> None:
         self.judge = judge
         self.judge_threshold = judge_threshold

@@ -16,13 +16,12 @@ from typing import Any, Protocol
 from footnote import tracing
 from footnote.answer.budget import pack_sources
 from footnote.answer.citations import (
-    DEFAULT_VERIFY_THRESHOLD,
+    DEFAULT_JUDGE_THRESHOLD,
     AnswerSentence,
     Citation,
     CitationChecker,
     is_no_answer,
 )
-from footnote.answer.entailment import SupportJudge
 from footnote.answer.evidence import (
     DEFAULT_EVIDENCE_TOKENS,
     Passage,
@@ -31,6 +30,7 @@ from footnote.answer.evidence import (
     select_passages,
 )
 from footnote.answer.history import MAX_TURNS, condense_question, recent_turns
+from footnote.answer.judge import SupportJudge
 from footnote.answer.prompt import (
     build_evidence_messages,
     build_messages,
@@ -224,7 +224,7 @@ class AnswerEngine:
         related_questions: bool = False,
         quote_above: float = QUOTE_ABOVE,
         judge: SupportJudge | None = None,
-        verify_threshold: float = DEFAULT_VERIFY_THRESHOLD,
+        judge_threshold: float = DEFAULT_JUDGE_THRESHOLD,
         relevance_floor: float = RELEVANCE_FLOOR,
         reader: str = EVIDENCE_READER,
         evidence_tokens: int = DEFAULT_EVIDENCE_TOKENS,
@@ -245,7 +245,7 @@ class AnswerEngine:
         self.evidence_floor = evidence_floor
         self.relevance_floor = relevance_floor
         self.judge = judge
-        self.verify_threshold = verify_threshold
+        self.judge_threshold = judge_threshold
         self.quote_above = quote_above
         self.related_questions = related_questions
         self.abstain_below = abstain_below
@@ -366,7 +366,7 @@ class AnswerEngine:
             yield DoneEvent(declined)
             return
         checker = CitationChecker(
-            sources, self.embedder, question=question, judge=self.judge, judge_threshold=self.verify_threshold
+            sources, self.embedder, question=question, judge=self.judge, judge_threshold=self.judge_threshold
         )
         match = checker.question_match(question)
         reads_evidence = self.reader in (EXTRACT_READER, EVIDENCE_READER)

@@ -27,7 +27,7 @@ _COLUMNS = {
     "citation_precision": "cite prec",
     "citation_recall_sentences": "cite rec (sent)",
     "citation_recall_answers": "cite rec (ans)",
-    "citation_entailment": "entailed",
+    "citation_judged": "judged",
     "unsupported_rate": "unsupported",
     "abstention_accuracy": "abstain acc",
     "false_abstention": "false abstain",
@@ -47,7 +47,7 @@ def run_answer_evaluation(
     noise: float = DEFAULT_NOISE,
     judge_model: str | None = None,
 ) -> None:
-    from footnote.answer.entailment import open_judge
+    from footnote.answer.judge import open_judge
     from footnote.application import create_app
     from footnote.evaluation.answers import index_passages
     from footnote.ingest.pipeline import Progress as PipelineProgress
@@ -64,12 +64,12 @@ def run_answer_evaluation(
         app = create_app(Settings(home=Path(home), llm=model) if model else Settings(home=Path(home)))
         judge = None
         if judge_model:
-            judge = open_judge(app.settings.model_copy(update={"verify_model": judge_model}))
+            judge = open_judge(app.settings.model_copy(update={"judge": judge_model}))
         try:
             engine = app.answer_engine()
             engine.related_questions = False  # not measured here, and one more generation per question
             if calibrate:
-                engine.abstain_below = engine.quote_above = engine.verify_threshold = 0.0
+                engine.abstain_below = engine.quote_above = engine.judge_threshold = 0.0
                 engine.relevance_floor = 0.0
                 engine.decline_unknown = False
             bar = question_bar(enabled=not json_output)
@@ -95,11 +95,11 @@ def run_answer_evaluation(
                 "embedder": app.settings.embedder,
                 "passages": passages,
                 "noise": noise,
-                "verify_model": app.settings.verify_model,
+                "verify_model": app.settings.judge,
                 "judge": judge_model,
                 "abstain_below": engine.abstain_below,
                 "quote_above": engine.quote_above,
-                "verify_threshold": engine.verify_threshold,
+                "verify_threshold": engine.judge_threshold,
                 "relevance_floor": engine.relevance_floor,
                 "reader": engine.reader,
                 "language_llm": app.settings.language_llm,

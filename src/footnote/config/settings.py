@@ -130,6 +130,15 @@ class Settings(BaseSettings):
             )
         return self
 
+    @model_validator(mode="after")
+    def _older_judge_names(self) -> Settings:
+        given = self.model_fields_set
+        if "judge" not in given and self.verify_model is not None:
+            self.judge = self.verify_model
+        if "judge_threshold" not in given and self.verify_threshold is not None:
+            self.judge_threshold = self.verify_threshold
+        return self
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -284,13 +293,19 @@ class Settings(BaseSettings):
     )
     rerank_candidates: int = Field(20, ge=1, le=200, description="fused candidates the reranker rescores")
     # --- support judge (off by default: no bundled model; see `footnote eval answers`) ---------
-    verify_model: str | None = Field(
+    judge: str | None = Field(
         None,
         description="a model that re-checks each citation: a CrossEncoder folder or cached id (NLI or "
         "one-score), or llm:<model> for an LLM's P(Yes); empty: word overlap and embeddings alone",
     )
-    verify_threshold: float = Field(
+    judge_threshold: float = Field(
         0.5, ge=0.0, le=1.0, description="support probability a judged citation needs to be kept"
+    )
+    # The older names of the two above, still read so that existing configurations keep working;
+    # where both are given, the new name wins.
+    verify_model: str | None = Field(None, description="the older name of judge")
+    verify_threshold: float | None = Field(
+        None, ge=0.0, le=1.0, description="the older name of judge_threshold"
     )
     # --- abstention (thresholds chosen with `footnote eval answers --calibrate`) ---------------
     abstain_below: float = Field(

@@ -23,7 +23,7 @@ Metrics (all over the questions of one run):
   whose support score reached its threshold, so a cited span is one that supports the sentence.
 - citation recall (answers): of the answers that are correct, the share carrying at least one
   citation to a positive passage.
-- citation entailment (with `--judge MODEL`): of all citations, the share whose quoted span the
+- citation judged (with `--judge MODEL`): of all citations, the share whose quoted span the
   judge finds supporting its sentence. Judge the answers with a model the checker does not use,
   or the figure only repeats the checker's own verdict.
 - unsupported rate: of all claim sentences, the share no source supports (flagged).
@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.answer.engine import Answer, AnswerEngine
-from footnote.answer.entailment import SupportJudge
+from footnote.answer.judge import SupportJudge
 from footnote.application import Application
 from footnote.errors import FootnoteError
 from footnote.ingest.document import Block, Document
@@ -126,7 +126,7 @@ class RunResult:
             "citation_recall_answers": _share(sum(x.positive_citations > 0 for x in correct), len(correct))
             if answerable
             else None,
-            "citation_entailment": _share(sum(x.entailed_citations or 0 for x in o), citations)
+            "citation_judged": _share(sum(x.entailed_citations or 0 for x in o), citations)
             if o and all(x.entailed_citations is not None for x in o)
             else None,
             "unsupported_rate": _share(sum(x.unsupported_sentences for x in o), claims),
@@ -322,7 +322,7 @@ class Calibration:
     `gate` says what it withholds: "answers" (any answer whose cited spans match the question
     less, `ABSTAIN_BELOW`), "quotes" (only a quoted source sentence standing in for an
     unsupported answer, `QUOTE_ABOVE`), "support" (citations a support judge scores lower,
-    `verify_threshold`: an answer left with none abstains) or "relevance" (sources whose best
+    `judge_threshold`: an answer left with none abstains) or "relevance" (sources whose best
     span matches the question less, `RELEVANCE_FLOOR`; fitted against the unrelated run).
     """
 

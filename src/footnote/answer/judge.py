@@ -1,5 +1,9 @@
 """Support judges: a model that says whether a source span makes an answer sentence true.
 
+One name throughout: the `SupportJudge` class, the `judge` setting (`FOOTNOTE_JUDGE`, with
+`judge_threshold`), the `--judge` flag of `footnote eval answers` and its `citation_judged`
+metric. The older setting names `verify_model` and `verify_threshold` are still accepted.
+
 The citation checker finds each sentence's best spans by word overlap and embedding
 similarity, which cannot see a single swapped name or year. A judge, when configured, reads
 each candidate span with the sentence and keeps only the spans it finds supporting.
@@ -51,7 +55,7 @@ class CrossEncoderJudge(SupportJudge):
     """A sentence-transformers CrossEncoder, loaded from local files only."""
 
     def __init__(self, model: str, batch_size: int = 16) -> None:
-        self._model: Any = open_cross_encoder(model, "FOOTNOTE_VERIFY_MODEL", ", or to llm:<model name>")
+        self._model: Any = open_cross_encoder(model, "FOOTNOTE_JUDGE", ", or to llm:<model name>")
         self.name = model
         self.batch_size = batch_size
         labels = {int(i): str(label).lower() for i, label in self._model.config.id2label.items()}
@@ -105,7 +109,7 @@ class LlmJudge(SupportJudge):
 
 def open_judge(settings: Settings) -> SupportJudge | None:
     """The support judge the settings name, or None when answers are checked without one."""
-    spec = settings.verify_model
+    spec = settings.judge
     if not spec:
         return None
     if spec.startswith(LLM_PREFIX):
