@@ -58,11 +58,11 @@ def sentence_scorers(app: Application) -> dict[str, PassageScorer]:
         claim = content_terms(record.query)
         vector = embedder.embed(record.query)
         best = [0.0] * len(hits)
-        for candidate in checker._candidates:
+        for candidate in checker.spans.candidates:
             if lexical:
                 score = lexical_support(claim, candidate.terms)
             else:
-                score = checker._score(claim, vector, candidate)
+                score = checker.spans.score(claim, vector, candidate)
             best[candidate.source] = max(best[candidate.source], score)
         return best
 

@@ -91,7 +91,7 @@ def sentence_features(
 ) -> tuple[list[evidence.SentenceSpan], list[str], Matrix]:
     spans = checker.sentence_spans()
     texts = [hits[s.source].text[s.start : s.end] for s in spans]
-    pairs = {(c.source, c.position): c.vector for c in checker._candidates if c.is_pair}
+    pairs = {(c.source, c.position): c.vector for c in checker.spans.candidates if c.is_pair}
     asked = content_terms(question)
     frequency: dict[str, int] = {}
     for s in spans:

@@ -11,20 +11,23 @@ Rules for what counts as a claim:
   a lead-in ending in a colon ("The sources say:"), or the prescribed no-answer sentence,
   is not a claim: `is_claim=False`, `supported=False`, no citations, and
   `flagged=False`. Consumers flag with `flagged`, not with `not supported`.
+
+How well a span matches a text is scored in `footnote.answer.spans`; this module decides from
+those scores (and a support judge's, when one is configured) which sources a sentence cites.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from footnote.answer.evidence import SentenceSpan, sentence_spans
+from footnote.answer.evidence import SentenceSpan
 from footnote.answer.judge import SupportJudge
 from footnote.answer.prompt import NO_ANSWERS
 from footnote.answer.sentences import split_sentences, strip_markers
-from footnote.answer.terms import content_terms, lexical_support
+from footnote.answer.spans import Scored, SpanScores, holds_novel
+from footnote.answer.terms import content_terms
 from footnote.models.base import Embedder, Vector
 from footnote.retrieval.hits import SearchHit
 
@@ -36,10 +39,6 @@ from footnote.retrieval.hits import SearchHit
 # Later work recalibrates on a dataset and with the real embedder.
 DEFAULT_THRESHOLD = 0.55
 
-# A claim naming a number or name the span lacks (the commonest fabrication) loses half its score.
-MISSING_KEY_TERM_PENALTY = 0.5
-# A two-sentence span is a less exact footnote and shares more words by chance.
-PAIR_PENALTY = 0.05
 # An answer fragment ("Norway.", "The answer is: 2022.") claims what the question completes
 # it to; scored alone, any span that merely contains "2022" would support it. Sentences with
 # at most this many content terms are scored together with the question's terms.
@@ -55,12 +54,6 @@ MAX_CITATIONS = 3
 DEFAULT_JUDGE_THRESHOLD = 0.5
 JUDGED_SOURCES = 3
 JUDGED_FLOOR = 0.35
-# The words a sentence adds beyond the question are its answer: a span supports it only when it
-# holds every number and name among them and at least this weighted share of the rest.
-NOVEL_COVERAGE = 0.7
-# Lexical overlap misses paraphrases; embedding cosine rewards mere topicality. Averaging
-# asks for both, so a topical sentence with invented content stays below the threshold.
-LEXICAL_WEIGHT = 0.5
 
 # A question asks and a lead-in ("The sources say:") announces; neither claims anything itself.
 _NOT_CLAIM_ENDINGS = ("?", ":", "\uff1f", "\uff1a")
@@ -100,21 +93,6 @@ class AnswerSentence:
         return self.is_claim and not self.supported
 
 
-@dataclass
-class _Candidate:
-    source: int  # 0-based index into the sources
-    start: int  # span in the chunk text
-    end: int
-    terms: frozenset[str]
-    is_pair: bool = False
-    vector: Vector | None = None
-    position: int = 0  # index of the (first) sentence in its chunk
-    paragraph: int = 0
-
-
-_Scored = tuple[float, _Candidate]  # a span and how well it supports the sentence
-
-
 def is_no_answer(text: str) -> bool:
     """Whether `text` (markers stripped) is the prescribed no-answer sentence."""
     return re.sub(r"\W+", " ", text.lower()).strip() in _NO_ANSWER_KEYS
@@ -139,12 +117,7 @@ class CitationChecker:
         self.sources = list(sources)
         self.embedder = embedder
         self.threshold = threshold
-        self._candidates = _candidate_spans(self.sources)
-        self._question_vector: Vector | None = None
-        if embedder is not None and self._candidates:
-            texts = [self._quote(candidate) for candidate in self._candidates]
-            for candidate, vector in zip(self._candidates, embedder.embed_many(texts), strict=True):
-                candidate.vector = vector
+        self.spans = SpanScores(self.sources, embedder, self.question)
 
     def check(self, sentence: str) -> AnswerSentence:
         """Check one sentence (markers included) and cite the spans that support it."""
@@ -157,7 +130,7 @@ class CitationChecker:
             # It only restates the question: whatever it shares with a source, it answers nothing.
             return AnswerSentence(text, [], False, markers, corrected=bool(markers))
         completed, claim = self._completed(text, claim)
-        best = self._best_per_source(completed, claim, novel)
+        best = self.spans.best_per_source(completed, claim, novel)
         threshold = self.threshold
         if self.judge is not None:
             hypothesis = text if completed == text else f'The answer to "{self.question}" is {text}'
@@ -190,19 +163,15 @@ class CitationChecker:
     def corroborates(self, quote: AnswerSentence, sentence: AnswerSentence) -> bool:
         """Whether `quote` holds what `sentence` adds beyond the question (its answer)."""
         novel = self._novel(content_terms(sentence.text))
-        return novel is not None and bool(novel) and _holds_novel(novel, frozenset(content_terms(quote.text)))
+        return novel is not None and bool(novel) and holds_novel(novel, frozenset(content_terms(quote.text)))
 
     def sentence_spans(self) -> list[SentenceSpan]:
         """Every single sentence of the sources with its terms and embedding, for evidence selection."""
-        return [
-            SentenceSpan(c.source, c.position, c.start, c.end, c.terms, c.vector, c.paragraph)
-            for c in self._candidates
-            if not c.is_pair
-        ]
+        return self.spans.sentence_spans()
 
     @property
     def question_vector(self) -> Vector | None:
-        return self._vector(self.question) if self.question else None
+        return self.spans.vector(self.question) if self.question else None
 
     def _completed(self, text: str, claim: dict[str, float]) -> tuple[str, dict[str, float]]:
         """The claim a sentence makes once a fragment is completed by the question's terms."""
@@ -220,12 +189,12 @@ class CitationChecker:
         claim = content_terms(question)
         if not claim:
             return None
-        best = self._best_per_source(question, claim)
+        best = self.spans.best_per_source(question, claim)
         scored = [entry for entry in best if entry is not None and not entry[1].is_pair]
         if not scored:
             return None
         candidate = max(scored, key=lambda entry: entry[0])[1]
-        return self.check(self._quote(candidate))
+        return self.check(self.spans.quote(candidate))
 
     def quoted(self, source: int, start: int, end: int, score: float) -> AnswerSentence:
         """A verbatim span of source `source` (0-based; chunk offsets) as a cited answer sentence."""
@@ -248,18 +217,10 @@ class CitationChecker:
     def question_match(self, question: str) -> float:
         """How well the best source span matches the question (same score as support): low when
         the sources are about something else. 1.0 for a question with no content word to match."""
-        claim = content_terms(question)
-        if not claim:
-            return 1.0
-        vector = self._vector(question)
-        return max((self._score(claim, vector, candidate) for candidate in self._candidates), default=0.0)
+        return self.spans.question_match(question)
 
     def question_relevance(self, question: str, citations: Sequence[Citation]) -> float:
         """How well the cited spans match the question itself (same score as support), 0 without citations."""
-        claim = content_terms(question)
-        if not claim or not citations:
-            return 0.0
-        vector = self._vector(question)
         cited = {
             (
                 c.number - 1,
@@ -268,14 +229,9 @@ class CitationChecker:
             )
             for c in citations
         }
-        scores = [
-            self._score(claim, vector, candidate)
-            for candidate in self._candidates
-            if (candidate.source, candidate.start, candidate.end) in cited
-        ]
-        return max(scores, default=0.0)
+        return self.spans.spans_match(question, cited)
 
-    def _judged(self, hypothesis: str, best: list[_Scored | None]) -> list[_Scored | None]:
+    def _judged(self, hypothesis: str, best: list[Scored | None]) -> list[Scored | None]:
         """`best` rescored by the judge: the leading sources' best spans get its probability,
         every other source drops out."""
         assert self.judge is not None
@@ -283,52 +239,13 @@ class CitationChecker:
         leading = sorted(
             (entry for entry in scored if entry[0] >= JUDGED_FLOOR), key=lambda entry: (-entry[0], entry[1])
         )[:JUDGED_SOURCES]
-        probabilities = self.judge.support([(self._quote(span), hypothesis) for _, _, span in leading])
-        judged: list[_Scored | None] = [None] * len(best)
+        probabilities = self.judge.support([(self.spans.quote(span), hypothesis) for _, _, span in leading])
+        judged: list[Scored | None] = [None] * len(best)
         for (_, index, span), probability in zip(leading, probabilities, strict=True):
             judged[index] = (probability, span)
         return judged
 
-    def _best_per_source(
-        self, text: str, claim: dict[str, float], novel: dict[str, float] | None = None
-    ) -> list[_Scored | None]:
-        vector = self._vector(text)
-        best: list[_Scored | None] = [None] * len(self.sources)
-        for candidate in self._candidates:
-            score = self._score(claim, vector, candidate)
-            if novel and not _holds_novel(novel, candidate.terms):
-                score = 0.0
-            current = best[candidate.source]
-            if current is None or score > current[0]:
-                best[candidate.source] = (score, candidate)
-        return best
-
-    def _score(self, claim: dict[str, float], vector: Vector | None, candidate: _Candidate) -> float:
-        score = lexical_support(claim, candidate.terms)
-        if vector is not None and candidate.vector is not None:
-            cosine = max(0.0, sum(a * b for a, b in zip(vector, candidate.vector, strict=False)))
-            score = LEXICAL_WEIGHT * score + (1.0 - LEXICAL_WEIGHT) * cosine
-        if any(weight > 1.0 and term not in candidate.terms for term, weight in claim.items()):
-            score *= MISSING_KEY_TERM_PENALTY
-        if candidate.is_pair:
-            score = max(0.0, score - PAIR_PENALTY)
-        return score
-
-    def _vector(self, text: str) -> Vector | None:
-        """The embedding of `text`; the question's is made once, as the relevance floor, the
-        extractive fallback and the relevance gate all score it."""
-        if self.embedder is None:
-            return None
-        if text != self.question:
-            return self.embedder.embed(text)
-        if self._question_vector is None:
-            self._question_vector = self.embedder.embed(text)
-        return self._question_vector
-
-    def _quote(self, candidate: _Candidate) -> str:
-        return self.sources[candidate.source].text[candidate.start : candidate.end]
-
-    def _citation(self, number: int, best: _Scored | None) -> Citation:
+    def _citation(self, number: int, best: Scored | None) -> Citation:
         assert best is not None  # only called for sources that reached the threshold
         score, candidate = best
         hit = self.sources[number - 1]
@@ -337,7 +254,7 @@ class CitationChecker:
             chunk_id=hit.chunk_id,
             document_id=hit.document_id,
             path=hit.path,
-            quote=self._quote(candidate),
+            quote=self.spans.quote(candidate),
             start=hit.start + candidate.start,
             end=hit.start + candidate.end,
             page=hit.page,
@@ -345,19 +262,11 @@ class CitationChecker:
         )
 
 
-def _holds_novel(novel: dict[str, float], span_terms: frozenset[str]) -> bool:
-    """Whether a span contains what a sentence adds beyond the question: every number and
-    name of it, and most of its other words."""
-    if any(weight > 1.0 and term not in span_terms for term, weight in novel.items()):
-        return False
-    return lexical_support(novel, span_terms) >= NOVEL_COVERAGE
-
-
-def _reaches(entry: _Scored | None, threshold: float) -> bool:
+def _reaches(entry: Scored | None, threshold: float) -> bool:
     return entry is not None and entry[0] >= threshold
 
 
-def _top_source(best: list[_Scored | None], threshold: float) -> int | None:
+def _top_source(best: list[Scored | None], threshold: float) -> int | None:
     """The source (numbered from 1) with the best score at or above `threshold`."""
     top: int | None = None
     top_score = threshold
@@ -370,7 +279,7 @@ def _top_source(best: list[_Scored | None], threshold: float) -> int | None:
     return top
 
 
-def _corroborating(best: list[_Scored | None], cited: list[int], floor: float) -> list[int]:
+def _corroborating(best: list[Scored | None], cited: list[int], floor: float) -> list[int]:
     """Further sources whose best span scores at least `floor`, strongest first, up to
     `MAX_CITATIONS` citations in all."""
     others = [
@@ -381,17 +290,3 @@ def _corroborating(best: list[_Scored | None], cited: list[int], floor: float) -
     others.sort(key=lambda pair: (-pair[0], pair[1]))
     return [number for _, number in others[: max(0, MAX_CITATIONS - len(cited))]]
 
-
-def _candidate_spans(sources: Sequence[SearchHit]) -> list[_Candidate]:
-    sentences = sentence_spans(sources)
-    singles = [
-        _Candidate(s.source, s.start, s.end, s.terms, position=s.position, paragraph=s.paragraph)
-        for s in sentences
-    ]
-    # Adjacent pairs support claims that join two source sentences ("He ... It ...").
-    pairs = [
-        _Candidate(a.source, a.start, b.end, a.terms | b.terms, True, position=a.position)
-        for a, b in itertools.pairwise(sentences)
-        if a.source == b.source
-    ]
-    return singles + pairs
