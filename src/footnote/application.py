@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent
+from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent, AnswerPolicy, SupportModels
 from footnote.answer.judge import SupportJudge, open_judge
 from footnote.config import Settings
 from footnote.errors import FootnoteError, ModelError, NotFoundError
@@ -287,25 +287,15 @@ class Application:
         return AnswerEngine(
             retriever or self.retriever(),
             self.generator,
-            self.embedder,
-            retrieval=self.retrieval_params(top_k or s.top_k),
-            generation=generation
-            or GenerationParams(max_tokens=s.answer_tokens, temperature=s.temperature, seed=s.seed),
-            abstain_below=s.abstain_below,
-            related_questions=related_questions or s.related_questions,
-            quote_above=s.quote_above,
-            relevance_floor=s.relevance_floor,
-            reader=s.reader,
-            evidence_tokens=s.evidence_tokens,
-            evidence_floor=s.evidence_floor,
-            decline_unknown=s.decline_unknown_names,
-            history_turns=s.history_turns,
+            SupportModels(self.embedder, self.judge),
+            AnswerPolicy.from_settings(
+                s,
+                self.retrieval_params(top_k or s.top_k),
+                generation,
+                related_questions=related_questions,
+                judged=self.judge is not None,
+            ),
             languages=self,
-            judge=self.judge,
-            judge_threshold=s.judge_threshold,
-            # A judge is the authority on support: when it backs no sentence the answer abstains
-            # rather than quote the source sentence that best matches the question.
-            extract_fallback=self.judge is None,
         )
 
     def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:

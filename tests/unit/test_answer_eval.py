@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -45,9 +46,7 @@ def app(settings: Settings) -> Iterator[Application]:
 
 
 def engine_with(app: Application, replies: list[str]) -> AnswerEngine:
-    engine = app.answer_engine()
-    engine.generator = ScriptedGenerator(replies)
-    return engine
+    return replace(app.answer_engine(), generator=ScriptedGenerator(replies))
 
 
 def test_gold_answers_follow_the_rgb_rule() -> None:
@@ -155,7 +154,7 @@ def test_a_quote_matching_the_question_too_little_is_not_given_as_the_answer(app
     engine = engine_with(app, ["Green cheese is made on the Moon."] * 2)
     hits = given_passages(RECORD, 2, answerable=True)
     quoted = engine.ask_sources(RECORD.query, hits)
-    engine.quote_above = quoted.relevance + 0.01
+    engine = replace(engine, policy=replace(engine.policy, quote_above=quoted.relevance + 0.01))
     withheld = engine.ask_sources(RECORD.query, hits)
     assert quoted.extracted and quoted.citations
     assert not withheld.extracted and withheld.abstained and withheld.citations == []
@@ -178,7 +177,7 @@ def test_a_judge_scores_the_share_of_citations_it_finds_supporting(app: Applicat
 def test_the_unrelated_run_gives_each_question_anothers_passages(app: Application) -> None:
     other = AnswerRecord("1", "Who painted the Mona Lisa?", [["Leonardo"]], [LEONARDO], [])
     engine = engine_with(app, [])
-    engine.relevance_floor = 0.3
+    engine = replace(engine, policy=replace(engine.policy, relevance_floor=0.3))
     result = evaluate_run(engine, [RECORD, other], "unrelated", passages=2)
     assert result.metrics()["abstention_accuracy"] == 1.0
     assert result.metrics()["correctness"] is None

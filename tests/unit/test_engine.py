@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 
 import pytest
@@ -13,15 +14,18 @@ from footnote.answer.engine import (
     Answer,
     AnswerEngine,
     AnswerEvent,
+    AnswerPolicy,
     DoneEvent,
     SentenceEvent,
     SourcesEvent,
+    SupportModels,
     TokenEvent,
 )
 from footnote.answer.prompt import NO_ANSWER, SYSTEM_PROMPT
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.errors import QueryError
+from footnote.retrieval.retriever import RetrievalParams
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
 FRESNEL_MD = """# Fresnel lens
@@ -221,7 +225,7 @@ def test_an_empty_index_gives_no_answer_without_calling_the_model(empty_app: App
 
 def test_sources_about_something_else_give_no_answer_without_calling_the_model(app: Application) -> None:
     engine = app.answer_engine()
-    engine.relevance_floor = 0.3
+    engine = replace(engine, policy=replace(engine.policy, relevance_floor=0.3))
     answer = engine.ask("Which violinist recorded the Goldberg variations on a harpsichord?")
 
     assert answer.unrelated and answer.abstained and answer.match < 0.3
@@ -235,7 +239,7 @@ def test_sources_about_something_else_give_no_answer_without_calling_the_model(a
 
 def test_sources_about_the_question_pass_the_relevance_floor(app: Application) -> None:
     engine = app.answer_engine()
-    engine.relevance_floor = 0.3
+    engine = replace(engine, policy=replace(engine.policy, relevance_floor=0.3))
     answer = engine.ask(QUESTION)
     assert not answer.unrelated and answer.match >= 0.3
     assert answer.sentences[0].text == COPIED and answer.sentences[0].supported
@@ -291,11 +295,31 @@ def test_the_abstention_thresholds_come_from_the_settings(tmp_path: Path) -> Non
         engine = app.answer_engine()
     finally:
         app.close()
-    assert (engine.abstain_below, engine.quote_above) == (0.3, 0.6)
+    assert (engine.policy.abstain_below, engine.policy.quote_above) == (0.3, 0.6)
 
 
 def test_an_engine_built_directly_has_the_settings_floors(app: Application) -> None:
-    engine = AnswerEngine(app.retriever(), app.generator, app.embedder)
+    engine = AnswerEngine(app.retriever(), app.generator, SupportModels(app.embedder))
     defaults = Settings.model_fields
-    assert engine.relevance_floor == defaults["relevance_floor"].default > 0
-    assert engine.evidence_floor == defaults["evidence_floor"].default > 0
+    assert engine.policy.relevance_floor == defaults["relevance_floor"].default > 0
+    assert engine.policy.evidence_floor == defaults["evidence_floor"].default > 0
+
+
+def test_an_engine_is_never_changed_another_policy_is_another_engine(app: Application) -> None:
+    engine = app.answer_engine()
+    with pytest.raises(FrozenInstanceError):
+        engine.policy = replace(engine.policy, relevance_floor=0.9)  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        engine.policy.relevance_floor = 0.9  # type: ignore[misc]
+    strict = replace(engine, policy=replace(engine.policy, relevance_floor=0.99))
+    assert strict.ask(QUESTION).unrelated
+    assert engine.policy.relevance_floor == app.settings.relevance_floor
+
+
+def test_a_judge_turns_the_extractive_fallback_off(settings: Settings) -> None:
+    params = RetrievalParams()
+    assert AnswerPolicy.from_settings(settings, params).extract_fallback
+    judged = AnswerPolicy.from_settings(
+        settings.model_copy(update={"judge_threshold": 0.8}), params, judged=True
+    )
+    assert not judged.extract_fallback and judged.judge_threshold == 0.8

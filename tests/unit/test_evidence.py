@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from footnote.answer.citations import AnswerSentence, Citation, CitationChecker
-from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent, TokenEvent, _with_quote
+from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent, TokenEvent
 from footnote.answer.evidence import (
     answerability,
     asked_kinds,
@@ -19,6 +19,7 @@ from footnote.answer.evidence import (
 )
 from footnote.answer.prompt import EVIDENCE_PROMPT, NO_ANSWER
 from footnote.answer.render import render_markdown
+from footnote.answer.streaming import with_quote
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.retrieval.hits import SearchHit
@@ -234,7 +235,7 @@ def _placed(model: list[AnswerSentence], quote: AnswerSentence) -> list[str]:
     def corroborates(quote: AnswerSentence, sentence: AnswerSentence) -> bool:
         return "32768" in quote.text and "32768" in sentence.text
 
-    out = list(_with_quote(iter(events), quote, sentences, corroborates))
+    out = list(with_quote(iter(events), quote, sentences, corroborates))
     streamed = [event for event in out if isinstance(event, SentenceEvent)]
     assert [event.index for event in streamed] == list(range(len(sentences)))
     assert [event.sentence for event in streamed] == sentences

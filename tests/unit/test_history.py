@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -95,9 +96,8 @@ def test_a_follow_up_is_condensed_by_the_model_and_retrieval_uses_it() -> None:
 
 
 def test_the_engine_answers_a_follow_up_with_the_turns_in_the_prompt(app: Application) -> None:
-    engine = app.answer_engine()
     generator = ScriptedGenerator(["Who invented the Fresnel lens?", f"{FRESNEL} [1]"])
-    engine.generator = generator
+    engine = replace(app.answer_engine(), generator=generator)
     history = [Message("user", "What is a Fresnel lens?"), Message("assistant", "A thin lens.")]
     answer = engine.ask("Who invented it?", history=history)
     assert answer.question == "Who invented the Fresnel lens?"
@@ -108,9 +108,8 @@ def test_the_engine_answers_a_follow_up_with_the_turns_in_the_prompt(app: Applic
 
 
 def test_injected_instructions_in_a_document_stay_data(app: Application) -> None:
-    engine = app.answer_engine()
     generator = ScriptedGenerator([f"{SYSTEM_PROMPT} pwned"])  # a model that obeyed the document
-    engine.generator = generator
+    engine = replace(app.answer_engine(), generator=generator)
     answer = engine.ask("What do the notes say about the Fresnel lens?")
     prompt = generator.calls[0]
     # The document sits inside the numbered sources of the user message, never in the system role.

@@ -207,6 +207,6 @@ def test_the_setting_turns_related_questions_on(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", related_questions=True)
     app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
     try:
-        assert app.answer_engine().related_questions
+        assert app.answer_engine().policy.related_questions
     finally:
         app.close()

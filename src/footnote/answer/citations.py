@@ -290,3 +290,20 @@ def _corroborating(best: list[Scored | None], cited: list[int], floor: float) ->
     others.sort(key=lambda pair: (-pair[0], pair[1]))
     return [number for _, number in others[: max(0, MAX_CITATIONS - len(cited))]]
 
+
+@dataclass(frozen=True)
+class SupportModels:
+    """The models that decide whether a source supports a sentence: the embedder, averaged with
+    word overlap (None: overlap alone), and the support judge that re-reads the best spans, when
+    one is configured."""
+
+    embedder: Embedder | None
+    judge: SupportJudge | None = None
+
+    def checker(
+        self, sources: Sequence[SearchHit], question: str, judge_threshold: float = DEFAULT_JUDGE_THRESHOLD
+    ) -> CitationChecker:
+        """A checker of sentences answering `question` from `sources`."""
+        return CitationChecker(
+            sources, self.embedder, question=question, judge=self.judge, judge_threshold=judge_threshold
+        )

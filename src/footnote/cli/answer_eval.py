@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -67,11 +68,10 @@ def run_answer_evaluation(
             judge = open_judge(app.settings.model_copy(update={"judge": judge_model}))
         try:
             engine = app.answer_engine()
-            engine.related_questions = False  # not measured here, and one more generation per question
-            if calibrate:
-                engine.abstain_below = engine.quote_above = engine.judge_threshold = 0.0
-                engine.relevance_floor = 0.0
-                engine.decline_unknown = False
+            # Related questions: not measured here, and one more generation per question.
+            ungated = dict(abstain_below=0.0, quote_above=0.0, judge_threshold=0.0, relevance_floor=0.0)
+            ungate: dict[str, Any] = {**ungated, "decline_unknown": False} if calibrate else {}
+            engine = replace(engine, policy=replace(engine.policy, related_questions=False, **ungate))
             bar = question_bar(enabled=not json_output)
             with bar:
                 if "end_to_end" in chosen:
@@ -97,11 +97,11 @@ def run_answer_evaluation(
                 "noise": noise,
                 "verify_model": app.settings.judge,
                 "judge": judge_model,
-                "abstain_below": engine.abstain_below,
-                "quote_above": engine.quote_above,
-                "verify_threshold": engine.judge_threshold,
-                "relevance_floor": engine.relevance_floor,
-                "reader": engine.reader,
+                "abstain_below": engine.policy.abstain_below,
+                "quote_above": engine.policy.quote_above,
+                "verify_threshold": engine.policy.judge_threshold,
+                "relevance_floor": engine.policy.relevance_floor,
+                "reader": engine.policy.reader,
                 "language_llm": app.settings.language_llm,
             }
         finally:

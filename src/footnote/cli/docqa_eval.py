@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tempfile
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def run_doc_evaluation(
         with IngestProgress(enabled=not json_output) as progress:
             app.ingest([folder / CORPUS_FOLDER], progress.update)
         engine = app.answer_engine()
-        engine.related_questions = False  # not measured here, and one more generation per question
+        engine = replace(engine, policy=replace(engine.policy, related_questions=False))  # not measured here
         bar = question_bar(enabled=not json_output)
         with bar:
             task = bar.add_task("questions", total=len(items))

@@ -1,0 +1,271 @@
+"""One answer, from its sources: the gates, the reader's prompt, the stream, the finished answer.
+
+`Answering` is an engine as it answers a question in one language (`AnswerEngine.for_language`):
+with the model that reads the language, that language's wording, and a notice said first when
+no installed model reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from footnote.answer import gates
+from footnote.answer.budget import pack_sources
+from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
+from footnote.answer.evidence import Passage, answerability, score_sentences, select_passages
+from footnote.answer.history import condense_question, recent_turns
+from footnote.answer.policy import EVIDENCE_ANSWER_TOKENS, EVIDENCE_READER, EXTRACT_READER
+from footnote.answer.prompt import build_evidence_messages, build_messages, wording
+from footnote.answer.related import suggest_related
+from footnote.answer.result import Answer, AnswerEvent, Asked, DoneEvent, SentenceEvent, SourcesEvent
+from footnote.answer.streaming import Clock, Draft, generate_checked, with_quote
+from footnote.answer.usage import ANSWER_STEP, CONDENSE_STEP, RELATED_STEP, MeteredGenerator, TokenUsage
+from footnote.errors import QueryError
+from footnote.models.base import GenerationParams, Message
+from footnote.retrieval.hits import SearchHit
+from footnote.retrieval.language import ENGLISH
+
+if TYPE_CHECKING:
+    from footnote.answer.engine import AnswerEngine
+
+MAX_QUESTION_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What an answer knows besides its question: the earlier turns, the client's own
+    instruction, and where the tokens of its model calls are counted."""
+
+    history: Sequence[Message] | None
+    instruction: str
+    usage: TokenUsage
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What the model is asked (no messages: the reader generates nothing) and with what limits."""
+
+    messages: list[Message]
+    params: GenerationParams
+
+
+@dataclass
+class Written:
+    """What the answer says, as it is written: its checked sentences and the model's pieces."""
+
+    sentences: list[AnswerSentence] = field(default_factory=list)
+    draft: Draft = field(default_factory=Draft)
+    lead: int = 0  # sentences said before the model's own: the notice, a quote shown at once
+    held_quote: AnswerSentence | None = None  # the best passage, held for the model's first sentence
+    fallback: AnswerSentence | None = None  # a source sentence quoted for an unsupported answer
+
+
+@dataclass(frozen=True)
+class Answering:
+    """An engine as it answers in `language` (its generator and reader chosen for it)."""
+
+    engine: AnswerEngine
+    language: str = ENGLISH  # the prompt's and the refusal's
+    notice: str = ""  # said first when no model reads the question's language
+
+    def condense(self, question: str, history: Sequence[Message], usage: TokenUsage) -> str:
+        """`question` rewritten to stand alone after `history` (counted under "condense")."""
+        engine = self.engine
+        generator = MeteredGenerator(engine.generator, usage, CONDENSE_STEP)
+        question = check_question(question)
+        return condense_question(
+            generator, history, question, engine.policy.generation, engine.policy.history_turns
+        )
+
+    def events(
+        self, question: str, hits: list[SearchHit], clock: Clock, conversation: Conversation
+    ) -> Iterator[AnswerEvent]:
+        """The answer's events from `hits`: each gate may finish it early; otherwise the reader's
+        prompt is answered, checked sentence by sentence, and the last gate applied."""
+        engine, policy = self.engine, self.engine.policy
+        turns = recent_turns(conversation.history or [], policy.history_turns)
+        sources = self._sources(question, hits, turns)
+        yield SourcesEvent(sources, engine.generator.name)
+        no_answer = wording(self.language).no_answer
+        asked = Asked(question, sources, engine.generator.name, no_answer, clock.timings, conversation.usage)
+        declined = gates.without_sources(asked)
+        if declined is None:
+            declined = gates.naming_unknown_words(asked, self._unknown_words(question, sources), clock)
+        if declined is not None:
+            yield DoneEvent(declined)
+            return
+        checker = engine.support.checker(sources, question, policy.judge_threshold)
+        match = checker.question_match(question)
+        passages, answerable = self._evidence(question, checker) if policy.reads_evidence else ([], 1.0)
+        declined = gates.unrelated_sources(asked, policy, match, passages, answerable, clock)
+        if declined is not None:
+            yield DoneEvent(declined)
+            return
+        prompt = self._prompt(question, sources, passages, turns, conversation.instruction)
+        written = Written()
+        yield from self._write(question, checker, passages, prompt, clock, written, conversation.usage)
+        clock.mark("total")
+        answer = self._finished(asked, checker, written, passages, prompt, (match, answerable))
+        if policy.related_questions:
+            answer = replace(answer, related_questions=self._related(question, answer, conversation.usage))
+            clock.mark("related")
+        withheld = gates.unmatched_citations(answer, policy, no_answer)
+        yield DoneEvent(answer if withheld is None else withheld)
+
+    def _prompt(
+        self,
+        question: str,
+        sources: list[SearchHit],
+        passages: list[Passage],
+        turns: Sequence[Message],
+        instruction: str,
+    ) -> Prompt:
+        """The reader's prompt: none for the extract reader (the quote alone), the selected
+        passages for the evidence reader (one short sentence), else the whole sources."""
+        policy = self.engine.policy
+        if policy.reader == EXTRACT_READER:
+            return Prompt([], policy.generation)
+        if passages:
+            evidence = [(p.source + 1, sources[p.source], p.text(sources)) for p in passages]
+            messages = build_evidence_messages(question, evidence, turns, instruction, self.language)
+            max_tokens = min(policy.generation.max_tokens, EVIDENCE_ANSWER_TOKENS)
+            return Prompt(messages, replace(policy.generation, max_tokens=max_tokens))
+        return Prompt(build_messages(question, sources, turns, instruction, self.language), policy.generation)
+
+    def _write(
+        self,
+        question: str,
+        checker: CitationChecker,
+        passages: list[Passage],
+        prompt: Prompt,
+        clock: Clock,
+        written: Written,
+        usage: TokenUsage,
+    ) -> Iterator[AnswerEvent]:
+        """The notice, the best passage quoted verbatim and what the model writes, each sentence
+        checked as it completes; without passages, a source sentence when the model's is unsupported."""
+        sentences = written.sentences
+        if self.notice:
+            sentences.append(AnswerSentence(self.notice, [], False, [], False, is_claim=False))
+            yield SentenceEvent(0, sentences[0])
+        if passages:
+            yield from self._lead_quote(checker, passages, prompt, written)
+        written.lead = len(sentences)
+        if prompt.messages:
+            generator = MeteredGenerator(self.engine.generator, usage, ANSWER_STEP)
+            events = generate_checked(
+                generator, prompt.messages, prompt.params, checker, clock, written.draft, []
+            )
+            yield from with_quote(events, written.held_quote, sentences, checker.corroborates)
+        quote = None if passages else self._quote_instead(checker, question, sentences)
+        if quote is not None:
+            written.fallback = quote
+            sentences.append(quote)
+            yield SentenceEvent(len(sentences) - 1, quote)
+
+    def _lead_quote(
+        self, checker: CitationChecker, passages: list[Passage], prompt: Prompt, written: Written
+    ) -> Iterator[AnswerEvent]:
+        """The best passage, verbatim, goes before what the model adds (checked; a sentence that
+        only repeats the passage is dropped). Shown at once while the model reads when every
+        passage is from one document; otherwise held until the model's first sentence, and left
+        out if that rests on other documents only."""
+        best = passages[0]
+        quote = checker.quoted(best.source, best.start, best.end, best.score)
+        written.draft.repeats(quote.text)
+        if len({checker.sources[p.source].document_id for p in passages}) == 1 or not prompt.messages:
+            written.sentences.append(quote)
+            yield SentenceEvent(len(written.sentences) - 1, quote)
+        else:
+            written.held_quote = quote
+
+    def _finished(
+        self,
+        asked: Asked,
+        checker: CitationChecker,
+        written: Written,
+        passages: list[Passage],
+        prompt: Prompt,
+        scores: tuple[float, float],
+    ) -> Answer:
+        """The written answer with its scores: `scores` are the sources' match with the question
+        and their answerability."""
+        sentences = written.sentences
+        from_model = [s for s in sentences[written.lead :] if s is not written.held_quote]
+        citations = [citation for sentence in sentences for citation in sentence.citations]
+        match, answerable = scores
+        return asked.answer(
+            "".join(written.draft.pieces),
+            sentences,
+            relevance=checker.question_relevance(asked.question, citations),
+            extracted=written.fallback is not None
+            or (bool(passages) and not any(s.supported for s in from_model)),
+            match=match,
+            evidence_score=passages[0].score if passages else 0.0,
+            answerability=answerable,
+            truncated=bool(prompt.messages)
+            and asked.usage.step(ANSWER_STEP).completion >= prompt.params.max_tokens,
+        )
+
+    def _sources(self, question: str, hits: list[SearchHit], turns: Sequence[Message]) -> list[SearchHit]:
+        """The hits shown as sources: all of them for the evidence reader, which reads only the
+        passages it selects; for the sources reader, those that fit the model's window."""
+        engine = self.engine
+        if not hits or engine.policy.reader == EVIDENCE_READER:
+            return hits
+        budget = engine.source_budget() - sum(engine.generator.count_tokens(m.content) + 8 for m in turns)
+        return pack_sources(hits, question, engine.generator.count_tokens, budget)
+
+    def _unknown_words(self, question: str, sources: Sequence[SearchHit]) -> list[str]:
+        """The named words of `question` no document holds, when the policy declines on them."""
+        if not self.engine.policy.decline_unknown:
+            return []
+        indexed = self.engine.retriever.unknown_words
+        return gates.unknown_words(question, sources, indexed, english=self.language == ENGLISH)
+
+    def _evidence(self, question: str, checker: CitationChecker) -> tuple[list[Passage], float]:
+        """The passages of the sources most likely to answer `question`, best first, and how
+        likely it is that one of the sources answers at all."""
+        spans = checker.sentence_spans()
+        texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
+        scores = score_sentences(question, spans, checker.question_vector, texts)
+        count_tokens = self.engine.generator.count_tokens
+        passages = select_passages(
+            checker.sources, spans, scores, count_tokens, self.engine.policy.evidence_tokens
+        )
+        return passages, answerability(question, spans, texts)
+
+    def _quote_instead(
+        self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]
+    ) -> AnswerSentence | None:
+        """The source sentence best matching the question, when nothing the model wrote is
+        supported (and it did not say the documents lack the answer) and the match is good enough."""
+        policy = self.engine.policy
+        if not policy.extract_fallback or any(s.citations or is_no_answer(s.text) for s in sentences):
+            return None
+        quote = checker.extract(question)
+        if quote is None or not quote.citations:
+            return None
+        return quote if checker.question_relevance(question, quote.citations) >= policy.quote_above else None
+
+    def _related(self, question: str, answer: Answer, usage: TokenUsage) -> list[str]:
+        """Follow-ups from the sources the answer cites, then from the others in rank order."""
+        cited = list(dict.fromkeys(citation.number for citation in answer.citations))
+        rest = [n for n in range(1, len(answer.sources) + 1) if n not in cited]
+        sources = [answer.sources[n - 1] for n in [*cited, *rest]]
+        generator = MeteredGenerator(self.engine.generator, usage, RELATED_STEP)
+        return suggest_related(generator, question, sources, self.engine.policy.generation)
+
+
+def check_question(question: str) -> str:
+    """The question stripped, or a QueryError saying how to fix it."""
+    question = question.strip()
+    if not question:
+        raise QueryError("the question is empty; ask something about your documents")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise QueryError(
+            f"the question is {len(question):,} characters long; keep it under {MAX_QUESTION_CHARS:,}"
+        )
+    return question

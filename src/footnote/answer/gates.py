@@ -1,0 +1,82 @@
+"""The gates an answer passes: each either finishes the answer where it stands or lets it go on.
+
+In the order they are met: no sources at all; a question naming a word no document holds;
+sources that do not match the question (the relevance and evidence floors), all three before
+anything is generated; then, once written, an answer whose citations match the question too
+little is withheld. A gate returns the finished `Answer`, or None when the answer goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from footnote.answer.evidence import Passage
+from footnote.answer.policy import AnswerPolicy
+from footnote.answer.result import Answer, Asked
+from footnote.answer.streaming import Clock
+from footnote.answer.terms import named_words
+from footnote.retrieval.hits import SearchHit
+
+
+def without_sources(asked: Asked) -> Answer | None:
+    """Nothing was retrieved: the no-answer sentence."""
+    return None if asked.sources else asked.declined()
+
+
+def naming_unknown_words(asked: Asked, unknown: Sequence[str], clock: Clock) -> Answer | None:
+    """The question is about something the documents never mention (`unknown`): the nearest
+    sources are shown, and nothing is scored or generated."""
+    if not unknown:
+        return None
+    declined = asked.declined(unrelated=True, unknown_words=list(unknown))
+    clock.mark("total")
+    return declined
+
+
+def unrelated_sources(
+    asked: Asked,
+    policy: AnswerPolicy,
+    match: float,
+    passages: Sequence[Passage],
+    answerable: float,
+    clock: Clock,
+) -> Answer | None:
+    """Nothing retrieved answers the question (its best span matches it less than the relevance
+    floor; or, for the readers that select evidence, no passage holds an answer-shaped sentence
+    covering the question enough): say so, show the nearest sources, and spend no time
+    generating an answer they could not support."""
+    if match >= policy.relevance_floor and not (
+        policy.reads_evidence and (not passages or answerable < policy.evidence_floor)
+    ):
+        return None
+    declined = asked.declined(
+        match=match,
+        unrelated=True,
+        evidence_score=passages[0].score if passages else 0.0,
+        answerability=answerable,
+    )
+    clock.mark("total")
+    return declined
+
+
+def unmatched_citations(answer: Answer, policy: AnswerPolicy, no_answer: str) -> Answer | None:
+    """The abstention gate: an answer whose cited spans match the question less than
+    `abstain_below` is withheld (its sentences kept apart, for inspection)."""
+    if not answer.citations or answer.relevance >= policy.abstain_below:
+        return None
+    return replace(answer, withheld=True, text=no_answer)
+
+
+def unknown_words(
+    question: str, sources: Sequence[SearchHit], indexed: Callable[[list[str]], list[str]], english: bool
+) -> list[str]:
+    """The words naming something in `question` that neither the given sources nor the indexed
+    documents hold (`indexed` returns those of its words no document holds). Capitalised words
+    count as names in English questions only (German capitalises every noun)."""
+    words = named_words(question, names=english)
+    if not words:
+        return []
+    shown = " ".join(f"{hit.title} {' '.join(hit.heading_path)} {hit.text}" for hit in sources).lower()
+    missing = [word for word in words if word.lower() not in shown]
+    return indexed(missing) if missing else []

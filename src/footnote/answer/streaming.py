@@ -1,0 +1,155 @@
+"""Streaming an answer: the model's reply checked sentence by sentence as it arrives.
+
+Sentences are checked as soon as they are complete, so a client sees each one with its
+verified footnotes while the rest of the answer is still generating. A waiting client gets
+the last event of the same stream (`final`), so both see the same answer.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from footnote import tracing
+from footnote.answer.citations import AnswerSentence, CitationChecker
+from footnote.answer.result import Answer, AnswerEvent, DoneEvent, SentenceEvent, TokenEvent
+from footnote.answer.sentences import SentenceAssembler, strip_markers
+from footnote.models.base import GenerationParams, Generator, Message
+
+_WORDS = re.compile(r"\w+")
+_LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)]\s+")
+
+
+@dataclass(frozen=True)
+class Clock:
+    """When answering started, and the milliseconds since then at which each step ended."""
+
+    started: float
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def mark(self, step: str) -> None:
+        self.timings[step] = (time.perf_counter() - self.started) * 1000
+
+
+@dataclass
+class Draft:
+    """What the model has written so far: its pieces, and the sentences already said."""
+
+    pieces: list[str] = field(default_factory=list)
+    said: set[str] = field(default_factory=set)
+
+    def repeats(self, sentence: str) -> bool:
+        """Whether `sentence` repeats one already said (markers, list numbers, case and
+        punctuation aside); otherwise it is counted as said."""
+        text, _ = strip_markers(sentence)
+        key = " ".join(_WORDS.findall(_LIST_NUMBER.sub("", text).lower()))
+        if key in self.said:
+            return True
+        if key:
+            self.said.add(key)
+        return False
+
+
+def generate_checked(
+    generator: Generator,
+    messages: list[Message],
+    params: GenerationParams,
+    checker: CitationChecker,
+    clock: Clock,
+    draft: Draft,
+    sentences: list[AnswerSentence],
+) -> Iterator[AnswerEvent]:
+    """Stream the model's reply, checking each sentence (added to `sentences`) as soon as it is
+    complete; a model caught in a loop is cut off at its first repeated sentence."""
+    assembler = SentenceAssembler()
+    repeated = False
+    generating = time.time_ns()
+    stream = generator.stream(messages, params)
+    try:
+        for piece in stream:
+            if not draft.pieces:
+                clock.mark("first_token")
+            draft.pieces.append(piece)
+            yield TokenEvent(piece)
+            for text in assembler.feed(piece):
+                if draft.repeats(text):
+                    repeated = True  # a model caught in a loop: what follows would repeat too
+                    break
+                sentences.append(checker.check(text))
+                yield SentenceEvent(len(sentences) - 1, sentences[-1])
+            if repeated:
+                break
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+    verifying = time.time_ns()
+    tracing.record("generate", generating, verifying, model=generator.name, pieces=len(draft.pieces))
+    for text in [] if repeated else assembler.finish():
+        if draft.repeats(text):
+            continue
+        sentences.append(checker.check(text))
+        yield SentenceEvent(len(sentences) - 1, sentences[-1])
+    tracing.record("verify", verifying, time.time_ns(), sentences=len(sentences))
+
+
+def with_quote(
+    events: Iterator[AnswerEvent],
+    quote: AnswerSentence | None,
+    sentences: list[AnswerSentence],
+    corroborates: Callable[[AnswerSentence, AnswerSentence], bool],
+) -> Iterator[AnswerEvent]:
+    """The model's events, its sentences numbered on after `sentences` (to which they are added),
+    with `quote` held until the model's first sentence is checked. The quote goes before that
+    sentence unless the sentence is supported by other sources only and the quote does not hold
+    its answer (`corroborates(quote, sentence)`): a passage the answer does not rest on would put
+    a footnote beside the point. With no sentence from the model, the quote is the answer."""
+    pending = quote
+    for event in events:
+        if not isinstance(event, SentenceEvent):
+            yield event
+            continue
+        if pending is not None and (
+            not _rests_elsewhere(event.sentence, pending) or corroborates(pending, event.sentence)
+        ):
+            sentences.append(pending)
+            yield SentenceEvent(len(sentences) - 1, pending)
+        pending = None
+        sentences.append(event.sentence)
+        yield SentenceEvent(len(sentences) - 1, event.sentence)
+    if pending is not None:
+        sentences.append(pending)
+        yield SentenceEvent(len(sentences) - 1, pending)
+
+
+def held_back(events: Iterator[AnswerEvent], abstain_below: float) -> Iterator[AnswerEvent]:
+    """The answer's events; with the abstention gate on, sentences are held back until the
+    gate has decided, so that no client is shown a claim the answer then withholds."""
+    if abstain_below <= 0:
+        yield from events
+        return
+    held: list[SentenceEvent] = []
+    for event in events:
+        if isinstance(event, SentenceEvent):
+            held.append(event)
+            continue
+        if isinstance(event, DoneEvent) and not event.answer.withheld:
+            yield from held
+        yield event
+
+
+def final(events: Iterator[AnswerEvent]) -> Answer:
+    """The answer a stream ends with: what a client that does not stream is given."""
+    for event in events:
+        if isinstance(event, DoneEvent):
+            return event.answer
+    raise AssertionError("the answer stream ended without a DoneEvent")
+
+
+def _rests_elsewhere(sentence: AnswerSentence, quote: AnswerSentence) -> bool:
+    """Whether a supported `sentence` cites no document that `quote` cites."""
+    quoted = {citation.document_id for citation in quote.citations}
+    cited = {citation.document_id for citation in sentence.citations}
+    return sentence.supported and bool(cited) and not cited & quoted
