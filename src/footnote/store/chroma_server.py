@@ -139,10 +139,10 @@ def server_params(
     client = _client(url, token, CONNECT_TIMEOUT)
     with reaching(url):
         try:
-            collection = client.get_collection(collection)
+            found = client.get_collection(collection)
         except NotFoundError:
             return None
-    return recorded_params(collection.metadata)
+    return recorded_params(found.metadata)
 
 
 def recorded_params(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
