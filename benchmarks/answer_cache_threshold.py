@@ -22,6 +22,7 @@ from pathlib import Path
 from footnote.answer.cache import same_words
 from footnote.bench.queries import VARIANTS, load_queries
 from footnote.config import Settings
+from footnote.core.stats import percentile
 from footnote.models.embedders import SentenceTransformerEmbedder
 from footnote.models.registry import resolve_embedder
 
@@ -30,9 +31,8 @@ QUERIES = REPO.parent / "shared" / "data" / "scifact" / "queries.jsonl"
 
 
 def quantiles(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
     pick = {"min": 0.0, "p01": 0.01, "p05": 0.05, "p50": 0.5, "p95": 0.95, "p99": 0.99, "max": 1.0}
-    return {name: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 4) for name, q in pick.items()}
+    return {name: round(percentile(values, q) or 0.0, 4) for name, q in pick.items()}
 
 
 def main() -> None:

@@ -36,8 +36,8 @@ from footnote.answer.prompt import build_messages
 from footnote.answer.terms import content_terms, lexical_support
 from footnote.application import Application
 from footnote.config import Settings
+from footnote.core.hits import SearchHit
 from footnote.evaluation.answers import AnswerRecord, given_passages, load_records, passage_path
-from footnote.retrieval.hits import SearchHit
 
 RESULTS = Path(__file__).parent / "results"
 PassageScorer = Callable[[AnswerRecord, Sequence[SearchHit]], list[float]]

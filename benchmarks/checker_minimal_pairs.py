@@ -29,9 +29,9 @@ from pathlib import Path
 from footnote.answer.citations import CitationChecker
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.core.hits import SearchHit
 from footnote.evaluation.answers import PASSAGE_TITLE
 from footnote.evaluation.docqa import CORPUS_FOLDER, contains_answer, load_doc_questions
-from footnote.retrieval.hits import SearchHit
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -39,8 +39,8 @@ from footnote.answer.citations import CitationChecker
 from footnote.answer.terms import content_terms, named_words
 from footnote.application import Application, create_app
 from footnote.config import Settings
+from footnote.core.hits import SearchHit
 from footnote.evaluation.docqa import CORPUS_FOLDER, DocQuestion, contains_answer, load_doc_questions
-from footnote.retrieval.hits import SearchHit
 
 RESULTS = Path(__file__).parent / "results"
 Matrix = npt.NDArray[np.float64]

@@ -22,10 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from footnote.answer import evidence
-from footnote.answer.sentences import split_sentences
 from footnote.answer.terms import content_terms
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.core.sentences import split_sentences
 from footnote.evaluation.docqa import CORPUS_FOLDER, contains_answer, load_doc_questions
 
 RESULTS = Path(__file__).parent / "results"

@@ -5,7 +5,7 @@ once per way of cutting Chinese text into grams, and scores keyword search:
 
 - `bigram`: character pairs in index and query (the usual CJK baseline);
 - `unigram+bigram`: characters and pairs in index and query;
-- `words`: what footnote ships (`footnote.retrieval.cjk`): jieba words and characters in
+- `words`: what footnote ships (`footnote.core.cjk`): jieba words and characters in
   the index, jieba words in the query.
 
 Every scheme's query drops the Chinese question and function words (`keyword.CHINESE_STOP_WORDS`)
@@ -43,6 +43,8 @@ from unittest import mock
 
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.core.document import Chunk
+from footnote.core.span import Span
 from footnote.evaluation.beir import BeirDataset, load_beir
 from footnote.evaluation.metrics import mean_metrics
 from footnote.evaluation.retrieval import (
@@ -52,7 +54,6 @@ from footnote.evaluation.retrieval import (
     evaluation_params,
     run_evaluation,
 )
-from footnote.ingest.document import Chunk
 from footnote.retrieval import cjk, keyword
 from footnote.store import catalog as catalog_module
 from footnote.store.catalog import Catalog, DocumentEntry
@@ -100,7 +101,7 @@ def _passage_catalog(dataset: BeirDataset, folder: Path) -> Catalog:
     catalog = SqliteCatalog(folder / "catalog.sqlite3")
     entries = [
         DocumentEntry(
-            document, "", len(document.text), 0.0, (Chunk(0, document.text, 0, len(document.text)),)
+            document, "", len(document.text), 0.0, (Chunk(0, document.text, Span(0, len(document.text))),)
         )
         for document in corpus_documents(dataset.corpus())
     ]

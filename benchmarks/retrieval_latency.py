@@ -57,10 +57,12 @@ import numpy as np
 from footnote.application import Application, create_app
 from footnote.bench.ingest import machine
 from footnote.config import Settings
+from footnote.core.document import Block, Chunk, Document
+from footnote.core.span import Span
+from footnote.core.stats import percentile
 from footnote.evaluation.beir import BeirDataset, load_beir
 from footnote.evaluation.metrics import mean_metrics
 from footnote.evaluation.retrieval import PATH_PREFIX, corpus_documents
-from footnote.ingest.document import Block, Chunk, Document
 from footnote.ingest.pipeline import Ingestor
 from footnote.models.registry import resolve_embedder
 from footnote.retrieval.keyword import fts_query, keyword_phrases
@@ -77,14 +79,7 @@ WORDS_PER_CHUNK = 120
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    """Nearest-rank percentile of `values`."""
-    ordered = sorted(values)
-    rank = min(max(1, math.ceil(fraction * len(ordered))), len(ordered))
-    return ordered[rank - 1]
-
-
-def summary(millis: list[float]) -> dict[str, float]:
+def summary(millis: list[float]) -> dict[str, float | None]:
     return {
         "p50_ms": percentile(millis, 0.50),
         "p90_ms": percentile(millis, 0.90),
@@ -126,7 +121,7 @@ def build_synthetic(app: Application, dataset: BeirDataset, chunks: int) -> None
     started = time.perf_counter()
     for document in synthetic_documents(dataset, chunks):
         pieces = [
-            Chunk(i, b.text, b.start, b.end, token_count=WORDS_PER_CHUNK)
+            Chunk(i, b.text, Span(b.start, b.end), token_count=WORDS_PER_CHUNK)
             for i, b in enumerate(document.blocks)
         ]
         app.catalog.replace_document(document, document.path, len(document.text), 0.0, pieces)

@@ -32,7 +32,6 @@ import random
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,6 +51,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from footnote.application import Application, create_app
 from footnote.bench.ingest import machine
 from footnote.config import Settings
+from footnote.core.stats import percentile
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
@@ -67,9 +67,8 @@ def free_port() -> int:
 
 
 def percentiles(seconds: list[float]) -> dict[str, float]:
-    ordered = sorted(seconds)
-    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
-    return {"p50_ms": round(statistics.median(ordered) * 1000, 2), "p99_ms": round(p99 * 1000, 2)}
+    p50, p99 = (percentile(seconds, q, interpolate=True) or 0.0 for q in (0.5, 0.99))
+    return {"p50_ms": round(p50 * 1000, 2), "p99_ms": round(p99 * 1000, 2)}
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from footnote.answer.judge import SupportJudge
 from footnote.answer.terms import content_terms
 from footnote.models.base import Embedder, GenerationParams, Generator, Message, Vector
-from footnote.perplexity.scorer import Tokenizer
+from footnote.models.scoring import Tokenizer
 
 # Words, and each CJK character on its own (CJK text has no spaces between words).
 _UNIGRAM = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|\w+")

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent, AnswerPolicy, SupportModels
 from footnote.answer.judge import SupportJudge, open_judge
 from footnote.config import Settings
+from footnote.core.filters import SearchFilter
+from footnote.core.hits import SearchHit
+from footnote.core.language import reads
 from footnote.errors import FootnoteError, ModelError, NotFoundError
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
 from footnote.models.cpu import choose_embedding, cpu_flags
 from footnote.models.registry import embedder_languages, model_languages, resolve_embedder
-from footnote.retrieval.filters import SearchFilter
-from footnote.retrieval.hits import SearchHit
-from footnote.retrieval.language import reads
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams

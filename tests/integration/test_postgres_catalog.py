@@ -134,7 +134,7 @@ def test_keyword_ranking_is_the_embedded_ranking(tmp_path: Path, corpus: Path, c
 def test_a_filtered_keyword_search_keeps_only_what_the_filter_allows(
     tmp_path: Path, corpus: Path, catalog_url: str
 ) -> None:
-    from footnote.retrieval.filters import SearchFilter
+    from footnote.core.filters import SearchFilter
 
     embedded = application(tmp_path / "embedded")
     shared = application(tmp_path / "shared", catalog_url)

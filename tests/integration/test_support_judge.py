@@ -7,7 +7,7 @@ from pathlib import Path
 from footnote.answer.citations import CitationChecker
 from footnote.answer.judge import LlmJudge, open_judge
 from footnote.config import Settings
-from footnote.retrieval.hits import SearchHit
+from footnote.core.hits import SearchHit
 
 SOURCE = "The Fresnel lens was invented by the French physicist Augustin-Jean Fresnel in 1822."
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from footnote.answer.budget import MIN_TRIMMED_TOKENS, pack_sources, trim_around_match
 from footnote.answer.prompt import format_source
+from footnote.core.hits import SearchHit
 from footnote.models.base import approximate_token_count
-from footnote.retrieval.hits import SearchHit
 
 FILLER = " ".join(f"Filler sentence number {n} talks about gardens and weather." for n in range(40))
 ANSWER = "Raymond James Stadium in Tampa hosted Super Bowl LV in 2021."

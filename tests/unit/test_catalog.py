@@ -13,9 +13,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from footnote.core.document import Chunk, Document
+from footnote.core.filters import SearchFilter
+from footnote.core.span import Span
 from footnote.errors import StoreError
-from footnote.ingest.document import Chunk, Document
-from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.store.catalog import Catalog, ChunkChanges, ChunkRecord
 from footnote.store.migrations import MIGRATIONS, migrate
@@ -40,7 +41,7 @@ def make_document(
     for ordinal, chunk_text in enumerate(texts):
         end = start + len(chunk_text)
         assert text[start:end] == chunk_text
-        chunks.append(Chunk(ordinal, chunk_text, start, end, headings, page=ordinal + 1, token_count=7))
+        chunks.append(Chunk(ordinal, chunk_text, Span(start, end, headings, page=ordinal + 1), token_count=7))
         start = end + 2
     return Document(path, "markdown", title, text, url=url), chunks
 
@@ -229,7 +230,11 @@ def test_a_failed_replacement_rolls_back_and_keeps_the_previous_version(catalog:
     old_id = store(catalog, "/docs/a.md", OLD_TEXTS, content_hash="h1")
     old_chunks = chunk_ids(catalog, old_id)
     document, chunks = make_document("/docs/a.md", NEW_TEXTS)
-    duplicate_ordinals = [chunks[0], chunks[1], Chunk(1, chunks[2].text, chunks[2].start, chunks[2].end)]
+    duplicate_ordinals = [
+        chunks[0],
+        chunks[1],
+        Chunk(1, chunks[2].text, Span(chunks[2].start, chunks[2].end)),
+    ]
 
     with pytest.raises(IntegrityError):
         catalog.replace_document(document, "h2", 1, 0.0, duplicate_ordinals)

@@ -12,7 +12,7 @@ from footnote.answer.engine import DoneEvent, SourcesEvent
 from footnote.answer.prompt import NO_ANSWER_ZH, SYSTEM_PROMPT_ZH, no_reader_notice
 from footnote.application import Application, create_app
 from footnote.config import Settings
-from footnote.retrieval.hits import SearchHit
+from footnote.core.hits import SearchHit
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
 TEMPLE = (

@@ -12,8 +12,8 @@ from footnote.answer.citations import (
 from footnote.answer.prompt import NO_ANSWER
 from footnote.answer.render import render_markdown
 from footnote.answer.terms import content_terms
+from footnote.core.hits import SearchHit
 from footnote.models.base import Embedder
-from footnote.retrieval.hits import SearchHit
 from tests.fakes import HashingEmbedder
 
 FRESNEL = (

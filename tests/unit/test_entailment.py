@@ -14,7 +14,7 @@ from footnote.application import create_app
 from footnote.config import Settings
 from footnote.errors import ConfigError, ModelError
 from footnote.models.registry import resolve_embedder
-from footnote.perplexity.scorer import TokenScorer
+from footnote.models.scoring import TokenScorer
 from tests.fakes import HashingEmbedder, ScriptedGenerator, WordJudge, WordTokenizer
 from tests.unit.test_citations import COFFEE, FRESNEL, SWAPPED_WORD, TIDES, hit_in_document
 

@@ -22,7 +22,7 @@ from footnote.answer.render import render_markdown
 from footnote.answer.streaming import with_quote
 from footnote.application import Application, create_app
 from footnote.config import Settings
-from footnote.retrieval.hits import SearchHit
+from footnote.core.hits import SearchHit
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
 SFTP = """     -B buffer_size

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from footnote.ingest.document import Chunk, Document
+from footnote.core.document import Chunk, Document
+from footnote.core.span import Span
 from footnote.retrieval.keyword import MAX_TERMS, STOP_WORDS, fts_query
 from footnote.store.catalog import Catalog
 from footnote.store.sqlite import SqliteCatalog
@@ -29,7 +30,7 @@ def _document(texts: list[str]) -> tuple[Document, list[Chunk]]:
     chunks = []
     start = 0
     for ordinal, chunk_text in enumerate(texts):
-        chunks.append(Chunk(ordinal, chunk_text, start, start + len(chunk_text), token_count=8))
+        chunks.append(Chunk(ordinal, chunk_text, Span(start, start + len(chunk_text)), token_count=8))
         start += len(chunk_text) + 2
     return Document("/docs/words.md", "markdown", "Assorted words", text), chunks
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from footnote.ingest.document import Block, Document
+from footnote.core.document import Block, Document
+from footnote.core.filters import SearchFilter
 from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval import postings
-from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.keyword import fts_query, keyword_phrases
 from footnote.retrieval.postings import Fts5Tokenizer, MemoryKeywordIndex
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from footnote.core.document import Document
 from footnote.errors import LoaderError, UnsupportedFormatError
-from footnote.ingest.document import Document
 from footnote.ingest.loaders import SUPPORTED_SUFFIXES, load_document
 from tests.corpus import write_sample_pdf
 

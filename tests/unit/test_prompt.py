@@ -11,8 +11,8 @@ from footnote.answer.prompt import (
     format_source,
     select_sources,
 )
+from footnote.core.hits import SearchHit
 from footnote.models.base import GenerationParams, approximate_token_count
-from footnote.retrieval.hits import SearchHit
 from tests.fakes import ScriptedGenerator
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from footnote.application import Application, create_app
 from footnote.config import Settings
+from footnote.core.document import Block, Document
 from footnote.evaluation.retrieval import evaluation_params
-from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor
 from footnote.models.base import Vector
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams

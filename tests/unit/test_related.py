@@ -16,8 +16,8 @@ from footnote.answer.related import (
 )
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.core.hits import SearchHit
 from footnote.models.base import GenerationParams
-from footnote.retrieval.hits import SearchHit
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
 LENS = (

@@ -11,13 +11,13 @@ import pytest
 
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.core.document import Block, Document
+from footnote.core.hits import SearchHit
 from footnote.errors import ConfigError, ModelError
 from footnote.evaluation.beir import load_beir
 from footnote.evaluation.retrieval import RERANK_MODE, evaluate_retrieval, evaluation_params, index_dataset
-from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor
-from footnote.perplexity.scorer import TokenScorer
-from footnote.retrieval.hits import SearchHit
+from footnote.models.scoring import TokenScorer
 from footnote.retrieval.rerank import LlmReranker, Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from footnote.core.document import Block, Document
 from footnote.errors import QueryError
-from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.sqlite import SqliteCatalog

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from footnote.ingest.document import Block, Document
+from footnote.core.cjk import index_grams, query_grams, without_cjk
+from footnote.core.document import Block, Document
 from footnote.ingest.pipeline import Ingestor
-from footnote.retrieval.cjk import index_grams, query_grams, without_cjk
 from footnote.retrieval.keyword import fts_query
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.migrations import MIGRATIONS, migrate

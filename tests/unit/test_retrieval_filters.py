@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from footnote.ingest.document import Block, Document
+from footnote.core.document import Block, Document
+from footnote.core.filters import SearchFilter
 from footnote.ingest.pipeline import Ingestor
-from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.keyword import fts_query
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.sqlite import SqliteCatalog

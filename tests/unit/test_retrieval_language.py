@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from footnote.core.language import UNKNOWN, detect_language, reads, vote
 from footnote.models.registry import embedder_languages
-from footnote.retrieval.language import UNKNOWN, detect_language, reads, vote
 
 
 @pytest.mark.parametrize(

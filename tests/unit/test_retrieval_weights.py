@@ -8,9 +8,9 @@ import pytest
 
 from footnote.application import Application, create_app
 from footnote.config import Settings
-from footnote.ingest.document import Block, Document
+from footnote.core.document import Block, Document
+from footnote.core.hits import SearchHit
 from footnote.ingest.pipeline import Ingestor
-from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from tests.fakes import HashingEmbedder
 

@@ -22,10 +22,10 @@ from footnote.answer.related import suggest_related
 from footnote.answer.result import Answer, AnswerEvent, Asked, DoneEvent, SentenceEvent, SourcesEvent
 from footnote.answer.streaming import Clock, Draft, generate_checked, with_quote
 from footnote.answer.usage import ANSWER_STEP, CONDENSE_STEP, RELATED_STEP, MeteredGenerator, TokenUsage
+from footnote.core.hits import SearchHit
+from footnote.core.language import ENGLISH
 from footnote.errors import QueryError
 from footnote.models.base import GenerationParams, Message
-from footnote.retrieval.hits import SearchHit
-from footnote.retrieval.language import ENGLISH
 
 if TYPE_CHECKING:
     from footnote.answer.engine import AnswerEngine

@@ -11,9 +11,9 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from footnote.answer.prompt import format_source, select_sources
-from footnote.answer.sentences import split_sentences
 from footnote.answer.terms import content_terms, lexical_support
-from footnote.retrieval.hits import SearchHit
+from footnote.core.hits import SearchHit
+from footnote.core.sentences import split_sentences
 
 # Below this many tokens a trimmed source holds too little to be worth the model's attention.
 MIN_TRIMMED_TOKENS = 48

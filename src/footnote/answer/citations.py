@@ -25,11 +25,11 @@ from dataclasses import dataclass
 from footnote.answer.evidence import SentenceSpan
 from footnote.answer.judge import SupportJudge
 from footnote.answer.prompt import NO_ANSWERS
-from footnote.answer.sentences import split_sentences, strip_markers
 from footnote.answer.spans import Scored, SpanScores, holds_novel
 from footnote.answer.terms import content_terms
+from footnote.core.hits import SearchHit
+from footnote.core.sentences import split_sentences, strip_markers
 from footnote.models.base import Embedder, Vector
-from footnote.retrieval.hits import SearchHit
 
 # Calibrated on the labelled set in tests/unit/test_citations.py. Lexical score alone:
 # copied or paraphrased sentences 0.67-1.00, fabricated ones sharing a few words 0.06-0.50.

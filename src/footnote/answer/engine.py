@@ -42,9 +42,9 @@ from footnote.answer.result import (
 )
 from footnote.answer.streaming import Clock, final, held_back
 from footnote.answer.usage import TokenUsage
+from footnote.core.hits import SearchHit
+from footnote.core.language import ENGLISH, UNKNOWN, detect_language
 from footnote.models.base import Generator, Message
-from footnote.retrieval.hits import SearchHit
-from footnote.retrieval.language import ENGLISH, UNKNOWN, detect_language
 from footnote.retrieval.retriever import HybridRetriever
 
 __all__ = [

@@ -25,10 +25,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from footnote.answer.sentences import split_sentences
 from footnote.answer.terms import content_terms
+from footnote.core.hits import SearchHit
+from footnote.core.sentences import split_sentences
 from footnote.models.base import Vector
-from footnote.retrieval.hits import SearchHit
 
 # Weights of the signals and of the lead-in's terms, chosen by a grid search on docqa-dev; what
 # they give is measured by `benchmarks/evidence_selection.py` (saved under benchmarks/results/).

@@ -16,7 +16,7 @@ from footnote.answer.policy import AnswerPolicy
 from footnote.answer.result import Answer, Asked
 from footnote.answer.streaming import Clock
 from footnote.answer.terms import named_words
-from footnote.retrieval.hits import SearchHit
+from footnote.core.hits import SearchHit
 
 
 def without_sources(asked: Asked) -> Answer | None:

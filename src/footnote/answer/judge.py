@@ -30,7 +30,7 @@ from footnote.models.yes_no import YesNoScorer, sigmoid
 
 if TYPE_CHECKING:
     from footnote.config import Settings
-    from footnote.perplexity.scorer import TokenScorer
+    from footnote.models.scoring import TokenScorer
 
 LLM_PREFIX = "llm:"
 # Tokens of a span kept for an LLM judge; answer sentences are short, sources are cut to fit.

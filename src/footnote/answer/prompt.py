@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
+from footnote.core.hits import SearchHit
 from footnote.models.base import Message
-from footnote.retrieval.hits import SearchHit
 
 NO_ANSWER = "The documents do not contain an answer to this question."
 

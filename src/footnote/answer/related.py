@@ -16,10 +16,11 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from footnote.answer.sentences import MARKER
 from footnote.answer.terms import content_terms
+from footnote.core.cjk import CJK_CLASS
+from footnote.core.hits import SearchHit
+from footnote.core.sentences import MARKER
 from footnote.models.base import GenerationParams, Generator, Message
-from footnote.retrieval.hits import SearchHit
 
 MAX_RELATED = 5
 # A reader is offered a few; a small model rarely gets more than one or two of its own through.
@@ -40,7 +41,7 @@ _INTERROGATIVES = frozenset("what which who whom whose when where why how".split
 _AUXILIARIES = frozenset(
     "is are was were do does did can could will would should shall may might has have had".split()
 )
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_CJK = re.compile(f"[{CJK_CLASS}]")
 _QUESTION = re.compile(r"[^?\uff1f\n]*[?\uff1f]")
 # List numbers, bullets and labels a model puts before each question: "1.", "-", "Q2:".
 _LEAD = re.compile(r"^\s*(?:(?:[-*+\u2022]|\d{1,2}[.)]|(?:q|question)\s*\d*\s*[:.)])\s*)+", re.IGNORECASE)

@@ -7,8 +7,8 @@ import re
 from collections.abc import Sequence
 
 from footnote.answer.citations import AnswerSentence
-from footnote.answer.sentences import is_line_item
 from footnote.answer.terms import CJK_RANGES
+from footnote.core.sentences import is_line_item
 
 _CJK_CHAR = re.compile(rf"[{CJK_RANGES}]")
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]+$")

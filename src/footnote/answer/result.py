@@ -12,7 +12,7 @@ from typing import Any
 from footnote.answer.citations import AnswerSentence, Citation
 from footnote.answer.render import render_markdown
 from footnote.answer.usage import ANSWER_STEP, TokenUsage
-from footnote.retrieval.hits import SearchHit
+from footnote.core.hits import SearchHit
 
 
 @dataclass

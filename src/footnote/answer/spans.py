@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from footnote.answer.evidence import SentenceSpan, sentence_spans
 from footnote.answer.terms import content_terms, lexical_support
+from footnote.core.hits import SearchHit
 from footnote.models.base import Embedder, Vector
-from footnote.retrieval.hits import SearchHit
 
 # A claim naming a number or name the span lacks (the commonest fabrication) loses half its score.
 MISSING_KEY_TERM_PENALTY = 0.5

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from footnote import tracing
 from footnote.answer.citations import AnswerSentence, CitationChecker
 from footnote.answer.result import Answer, AnswerEvent, DoneEvent, SentenceEvent, TokenEvent
-from footnote.answer.sentences import SentenceAssembler, strip_markers
+from footnote.core.sentences import SentenceAssembler, strip_markers
 from footnote.models.base import GenerationParams, Generator, Message
 
 _WORDS = re.compile(r"\w+")

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import re
 
+from footnote.core.cjk import CJK_CLASS as CJK_RANGES
+from footnote.core.stopwords import CJK_CLAIM_STOP_CHARS as _CJK_STOP_CHARS
+from footnote.core.stopwords import CLAIM_STOP_WORDS as _STOP_WORDS
+
 # Numbers and names carry most of what makes a claim true or false: they weigh double.
 NUMBER_WEIGHT = 2.0
 NAME_WEIGHT = 2.0
@@ -20,26 +24,11 @@ _CODE_TOKEN = re.compile(r"(?<![\w/.-])(?:--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[/_
 _PLAIN_COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
 _PIECE = re.compile(r"[^\W_]+")
 
-CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(
     rf"(?P<cjk>[{CJK_RANGES}]+)|(?P<number>\d+(?:[.,]\d+)*)|(?P<word>(?:(?![{CJK_RANGES}])[^\W\d_])+)"
 )
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ions", "ion", "ies", "ied", "edly", "ed", "es", "ly", "s")
 _SIBILANT_ES = ("ses", "xes", "zes", "ches", "shes")
-
-_STOP_TEXT = """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each either else
-    ever few for from further had has have having he her here hers herself him himself his how however
-    i if in into is it its itself just may me might more most much must my myself neither no nor not
-    now of off on once one only or other our ours ourselves out over own same shall she should so some
-    such than that the their theirs them themselves then there these they this those through thus to
-    too under until up upon very was we were what when where which while who whom whose why will with
-    within without would yet you your yours yourself yourselves
-    according answer answers certainly document documents indeed mentioned okay ok passage passages
-    provided question sure source sources stated thank thanks yes"""
-_STOP_WORDS = frozenset(_STOP_TEXT.split())
-# Function characters: a CJK bigram made only of these says nothing about the claim.
-_CJK_STOP_CHARS = frozenset("的了是在和与及也都而就着或之其这那个们为被把从对于以有中上下")
 
 
 def content_terms(text: str) -> dict[str, float]:

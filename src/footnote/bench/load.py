@@ -26,6 +26,7 @@ from typing import Any, Literal
 import httpx
 
 from footnote.bench.queries import BenchQuery
+from footnote.core.stats import percentile
 
 Status = Literal["ok", "rejected", "error", "timeout"]
 
@@ -76,14 +77,10 @@ class StepResult:
 
 def percentiles(values: Sequence[float]) -> dict[str, float | None]:
     """p50, p95 and p99 by the nearest-rank method (None when there is nothing to rank)."""
-    ordered = sorted(values)
     result: dict[str, float | None] = {}
     for name, q in (("p50", 0.50), ("p95", 0.95), ("p99", 0.99)):
-        if not ordered:
-            result[name] = None
-            continue
-        rank = max(1, -(-len(ordered) * q // 1))  # ceil(n*q), at least 1
-        result[name] = round(ordered[int(rank) - 1], 4)
+        value = percentile(values, q)
+        result[name] = None if value is None else round(value, 4)
     return result
 
 

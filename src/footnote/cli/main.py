@@ -151,7 +151,7 @@ def search(
     ] = None,
 ) -> None:
     """Find passages by keyword and meaning (fused)."""
-    from footnote.retrieval.filters import build_filter
+    from footnote.core.filters import build_filter
 
     if mode not in ("hybrid", "keyword", "dense"):
         raise FootnoteError(f"unknown --mode '{mode}'; use hybrid, keyword or dense")

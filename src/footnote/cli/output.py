@@ -13,7 +13,7 @@ from rich.table import Table
 from footnote.answer.citations import AnswerSentence
 from footnote.answer.engine import Answer
 from footnote.answer.render import MarkdownRenderer
-from footnote.retrieval.hits import SearchHit
+from footnote.core.hits import SearchHit
 from footnote.store.catalog import DocumentRecord
 
 console = Console(highlight=False)

@@ -50,11 +50,11 @@ from typing import Any
 from footnote.answer.engine import Answer, AnswerEngine
 from footnote.answer.judge import SupportJudge
 from footnote.application import Application
+from footnote.core.document import Block, Document
+from footnote.core.hits import SearchHit
+from footnote.core.language import detect_language
 from footnote.errors import FootnoteError
-from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
-from footnote.retrieval.hits import SearchHit
-from footnote.retrieval.language import detect_language
 
 RUNS = ("reading", "unanswerable", "unrelated", "end_to_end")
 ANSWERABLE_RUNS = ("reading", "end_to_end")

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.answer.engine import Answer, AnswerEngine, DoneEvent, SentenceEvent
+from footnote.core.stats import percentile
 from footnote.errors import FootnoteError
 
 UNANSWERABLE = "unanswerable"
@@ -203,12 +204,8 @@ def _share(part: int, whole: int) -> float | None:
 
 
 def _percentile(values: Sequence[float], fraction: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    if len(ordered) == 1:
-        return round(ordered[0], 3)
-    return round(statistics.quantiles(ordered, n=100, method="inclusive")[int(fraction * 100) - 1], 3)
+    value = percentile(values, fraction, interpolate=True)
+    return None if value is None else round(value, 3)
 
 
 def doc_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:

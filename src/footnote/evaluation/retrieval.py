@@ -13,11 +13,11 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from footnote.application import Application
+from footnote.core.document import Block, Document
+from footnote.core.language import detect_language
 from footnote.evaluation.beir import BeirDataset, CorpusRecord
 from footnote.evaluation.metrics import mean_metrics
-from footnote.ingest.document import Block, Document
 from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
-from footnote.retrieval.language import detect_language
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import BM25_COLUMN_WEIGHTS
 

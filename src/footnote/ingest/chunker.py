@@ -19,15 +19,14 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from footnote.ingest.document import Block, Chunk, Document
+from footnote.core.document import Block, Chunk, Document
+from footnote.core.sentences import cut_points, trim
+from footnote.core.span import Span
 
 TokenCounter = Callable[[str], int]
 # Character spans of a text's tokens, special tokens left out, in order (a tokenizer's offsets).
 TokenOffsets = Sequence[tuple[int, int]]
 
-# A sentence ends at . ! ? (plus closing quotes or brackets) before whitespace, at CJK
-# full stops, which need no space after them, and at a line break.
-_SENTENCE_END = re.compile(r"[.!?]+[\"')\]”’]*(?=\s|$)|[。！？]+|\n")
 _WORD = re.compile(r"\S+")
 
 
@@ -154,7 +153,7 @@ class _Chunker:
 
     def _atoms(self, start: int, end: int) -> Iterator[_Span]:
         """Sentences of `start:end`, with sentences too long for a chunk broken into words."""
-        for sentence_start, sentence_end in _sentence_spans(self.text, start, end):
+        for sentence_start, sentence_end in cut_points(self.text, start, end):
             tokens = self.cost(sentence_start, sentence_end)
             if tokens <= self.budget:
                 yield _Span(sentence_start, sentence_end, tokens)
@@ -198,24 +197,6 @@ class _Chunker:
         middle = words[len(words) // 2]
         yield from self.fit(_Span(span.start, words[len(words) // 2 - 1].end(), 0))
         yield from self.fit(_Span(middle.start(), span.end, 0))
-
-
-def _sentence_spans(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    """Spans of the sentences in `text[start:end]`, trimmed of surrounding whitespace."""
-    position = start
-    for match in _SENTENCE_END.finditer(text, start, end):
-        yield from _trimmed(text, position, match.end())
-        position = match.end()
-    yield from _trimmed(text, position, end)
-
-
-def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    if start < end:
-        yield start, end
 
 
 def _sections(blocks: list[Block]) -> Iterator[list[Block]]:
@@ -271,10 +252,7 @@ def chunk_document(
                     Chunk(
                         ordinal=len(chunks),
                         text=document.text[span.start : span.end],
-                        start=span.start,
-                        end=span.end,
-                        heading_path=heading_path,
-                        page=section[0].page,
+                        span=Span(span.start, span.end, heading_path, section[0].page),
                         token_count=span.tokens,
                     )
                 )
@@ -283,5 +261,5 @@ def chunk_document(
 
 def _whole_text_block(text: str) -> list[Block]:
     """A document without blocks is chunked as one paragraph of its whole text."""
-    start, end = next(_trimmed(text, 0, len(text)), (0, 0))
+    start, end = trim(text, 0, len(text)) or (0, 0)
     return [Block(text[start:end], start, end)] if start < end else []

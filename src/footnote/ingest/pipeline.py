@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from footnote.core.document import Chunk, Document
 from footnote.errors import LoaderError
 from footnote.ingest.chunker import chunk_document
-from footnote.ingest.document import Chunk, Document
 from footnote.ingest.loaders import load_document, unsupported_reason
 from footnote.models.base import Embedder
 from footnote.store.catalog import Catalog, DocumentEntry, PathClaims

@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-Vector = list[float]
+from footnote.core.vectors import Vector
+
+__all__ = ["Embedder", "GenerationParams", "Generator", "GeneratorInfo", "Message", "RecentVectors", "Vector"]
 _WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,18 @@ def open_llama(model_path: Path, *, n_ctx: int, threads: int = 0, **options: Any
         )
     except (ValueError, RuntimeError) as exc:
         raise ModelError(f"llama.cpp could not load {model_path} ({exc}); is it a GGUF model file?") from exc
+
+
+@contextmanager
+def quiet_llama_log() -> Iterator[None]:
+    """Silence llama.cpp's own log (it goes through this Python logger) for one call."""
+    logger = logging.getLogger("llama-cpp-python")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 class LlamaCppGenerator(Generator):

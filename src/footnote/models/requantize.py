@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 
 from footnote.errors import ModelError
+from footnote.models.llama import quiet_llama_log
 from footnote.models.registry import sha256_file, verify_file
-from footnote.perplexity.backends.llamacpp import quiet_llama_log
 
 FILE_TYPES = {  # name -> llama_ftype
     "f32": 0,

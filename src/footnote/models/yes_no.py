@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from footnote.errors import ModelError
 
 if TYPE_CHECKING:
-    from footnote.perplexity.scorer import TokenScorer
+    from footnote.models.scoring import TokenScorer
 
 # How many of the likeliest tokens are read at the answer position to find " No" among them.
 LIKELY_TOKENS = 64

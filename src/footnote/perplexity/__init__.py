@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from footnote.models.scoring import Tokenizer, TokenScorer
 from footnote.perplexity.errors import RemoteScorerError, ScoringOptionError, TextInputError
 from footnote.perplexity.models import open_perplexity_scorer, open_scorer
 from footnote.perplexity.runner import (
@@ -21,7 +22,6 @@ from footnote.perplexity.runner import (
     TokenSink,
     score_text,
 )
-from footnote.perplexity.scorer import Tokenizer, TokenScorer
 from footnote.perplexity.stats import PerplexityResult, ProtocolInfo
 from footnote.perplexity.text import iter_text, iter_text_from_string
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from footnote.config import Settings
 from footnote.models.gguf import local_gguf
 from footnote.models.registry import REGISTRY
-from footnote.perplexity.scorer import TokenScorer
+from footnote.models.scoring import TokenScorer
 
 TRANSFORMERS_PREFIX = "transformers:"
 

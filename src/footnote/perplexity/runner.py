@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from footnote.models.scoring import Tokenizer, TokenScorer
 from footnote.perplexity.errors import ScoringOptionError, TextInputError
-from footnote.perplexity.scorer import Tokenizer, TokenScorer
 from footnote.perplexity.stats import PerplexityResult, ProtocolInfo, RunningNLL
 from footnote.perplexity.text import TokenTexts, iter_token_ids
 from footnote.perplexity.windows import Window, chunk_windows, sliding_windows

@@ -13,8 +13,8 @@ import codecs
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
+from footnote.models.scoring import Tokenizer
 from footnote.perplexity.errors import TextInputError
-from footnote.perplexity.scorer import Tokenizer
 
 PIECE_BYTES = 1 << 16
 _CHECK_CHARS = 48  # text each side of a candidate cut used to verify it

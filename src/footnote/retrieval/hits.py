@@ -1,38 +1,5 @@
-"""What a search returns: a chunk with where it came from and how it was found."""
+"""What a search returns, defined in `footnote.core.hits`."""
 
-from __future__ import annotations
+from footnote.core.hits import SearchHit
 
-from dataclasses import dataclass
-
-
-@dataclass
-class SearchHit:
-    """One retrieved chunk. `start`/`end` are a character span into the document text."""
-
-    chunk_id: int
-    document_id: int
-    path: str
-    title: str
-    text: str
-    start: int
-    end: int
-    heading_path: tuple[str, ...] = ()
-    page: int | None = None
-    score: float = 0.0  # fused score; higher is better
-    keyword_rank: int | None = None  # 1-based rank in the keyword list, None when absent there
-    keyword_score: float | None = None
-    dense_rank: int | None = None
-    dense_score: float | None = None
-    url: str | None = None
-    rerank_score: float | None = None  # second-stage score, None when not reranked
-    language: str = ""  # the chunk's language as detected at ingest (`footnote.retrieval.language`)
-
-    @property
-    def location(self) -> str:
-        """Human-readable place of the chunk: path, page and heading path."""
-        parts = [self.path]
-        if self.page is not None:
-            parts.append(f"p. {self.page}")
-        if self.heading_path:
-            parts.append(" > ".join(self.heading_path))
-        return ", ".join(parts)
+__all__ = ["SearchHit"]

@@ -8,20 +8,13 @@ from __future__ import annotations
 
 import re
 
-from footnote.retrieval.cjk import query_grams, without_cjk
+from footnote.core.cjk import query_grams, without_cjk
+from footnote.core.stopwords import CHINESE_QUERY_STOP_WORDS, QUERY_STOP_WORDS
 
 _TERM = re.compile(r"\w+", re.UNICODE)
-# Common English function words: they match nearly every chunk and only dilute BM25.
-STOP_WORDS = frozenset(
-    """a an and are as at be but by can did do does for from had has have how i if in into is it its
-    of on or so than that the their them then there these they this to was were what when where which
-    who whom why will with would you your""".split()
-)
-# Chinese function and question words: a question's 哪些 or 多少 is not what its answer says.
-CHINESE_STOP_WORDS = frozenset(
-    """的 了 吗 呢 吧 啊 是 在 和 与 及 或 有 什么 哪些 哪个 哪里 哪 多少 几 谁 是谁 怎么 怎样 如何
-    为什么 为何 何时""".split()
-)
+# Function words and question words match nearly every chunk and only dilute BM25.
+STOP_WORDS = QUERY_STOP_WORDS
+CHINESE_STOP_WORDS = CHINESE_QUERY_STOP_WORDS
 MAX_TERMS = 64
 GRAMS_COLUMN = "grams"
 

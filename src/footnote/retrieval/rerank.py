@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from footnote.core.hits import SearchHit
 from footnote.errors import ConfigError, ModelError
 from footnote.models.cross_encoder import open_cross_encoder
 from footnote.models.yes_no import YesNoScorer
-from footnote.retrieval.hits import SearchHit
 
 if TYPE_CHECKING:
     from footnote.config import Settings
-    from footnote.perplexity.scorer import TokenScorer
+    from footnote.models.scoring import TokenScorer
 
 
 class Reranker(ABC):

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from footnote import tracing
+from footnote.core.filters import SearchFilter
+from footnote.core.hits import SearchHit
+from footnote.core.language import UNKNOWN, detect_language, reads, vote
 from footnote.errors import QueryError, StoreError
 from footnote.models.base import Embedder, Vector
-from footnote.retrieval.filters import SearchFilter
 from footnote.retrieval.fusion import reciprocal_rank_fusion
-from footnote.retrieval.hits import SearchHit
 from footnote.retrieval.keyword import fts_query, keyword_phrases
-from footnote.retrieval.language import UNKNOWN, detect_language, reads, vote
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker
 from footnote.store.catalog import Catalog

@@ -16,8 +16,8 @@ import anyio
 
 from footnote.answer.cache import AnswerCache
 from footnote.answer.usage import TokenUsage
+from footnote.core.language import detect_language
 from footnote.models.base import Vector
-from footnote.retrieval.language import detect_language
 from footnote.server.admission import Slot
 from footnote.server.answers import (
     AnswerRequest,

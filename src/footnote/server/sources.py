@@ -17,8 +17,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from footnote.application import Application
-from footnote.retrieval.filters import SearchFilter
-from footnote.retrieval.hits import SearchHit
+from footnote.core.filters import SearchFilter
+from footnote.core.hits import SearchHit
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.server.schemas.chat import SearchResult
 

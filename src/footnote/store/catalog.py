@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
+from footnote.core.cjk import index_grams, without_cjk
+from footnote.core.document import Chunk, Document, embedding_text
+from footnote.core.filters import SearchFilter
+from footnote.core.span import Span, Spanned
 from footnote.errors import StoreError
-from footnote.ingest.document import Chunk, Document
-from footnote.retrieval.cjk import index_grams, without_cjk
-from footnote.retrieval.filters import SearchFilter
 
 if TYPE_CHECKING:
     from footnote.config import Settings
@@ -71,27 +72,25 @@ class DocumentEntry:
 
 
 @dataclass(frozen=True)
-class ChunkRecord:
+class ChunkRecord(Spanned):
+    """A stored chunk with its document's path, title and format; `start`, `end`,
+    `heading_path` and `page` read its span."""
+
     id: int
     document_id: int
     ordinal: int
     text: str
-    start: int
-    end: int
-    page: int | None
-    heading_path: tuple[str, ...]
+    span: Span
     token_count: int
     path: str
     title: str
     url: str | None
     format: str = ""
     mtime: float = 0.0
-    language: str = ""  # `footnote.retrieval.language` code, detected from the text at ingest
+    language: str = ""  # `footnote.core.language` code, detected from the text at ingest
 
     def embedding_text(self) -> str:
-        return Chunk(self.ordinal, self.text, self.start, self.end, self.heading_path).embedding_text(
-            self.title
-        )
+        return embedding_text(self.text, self.heading_path, self.title)
 
 
 @dataclass(frozen=True)
@@ -120,9 +119,9 @@ CHUNK_COLUMNS = (
 
 def chunk_record(row: Sequence[object]) -> ChunkRecord:
     """A ChunkRecord from a row of `CHUNK_COLUMNS`."""
-    fields = list(row)
-    fields[7] = tuple(json.loads(str(row[7])))
-    return ChunkRecord(*fields)  # type: ignore[arg-type]
+    chunk_id, document_id, ordinal, text, start, end, page, headings, token_count, *rest = row
+    span = Span(start, end, tuple(json.loads(str(headings))), page)  # type: ignore[arg-type]
+    return ChunkRecord(chunk_id, document_id, ordinal, text, span, token_count, *rest)  # type: ignore[arg-type]
 
 
 def documents_query(document_id: int | None, path: str | None, mark: str) -> tuple[str, list[object]]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from footnote.retrieval.cjk import index_grams, without_cjk
-from footnote.retrieval.language import detect_language
+from footnote.core.cjk import index_grams, without_cjk
+from footnote.core.language import detect_language
 
 # The keyword index's tokenizer, as the migrations below create it.
 KEYWORD_TOKENIZER = "porter unicode61 remove_diacritics 2"

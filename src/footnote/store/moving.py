@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from footnote.core.vectors import Vector
 from footnote.errors import StoreError
-from footnote.models.base import Vector
 from footnote.store.catalog import Catalog, ChunkRecord
 from footnote.store.chroma_server import ChromaServerVectorIndex
 from footnote.store.postgres import PostgresCatalog

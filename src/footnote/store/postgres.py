@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from footnote.core.filters import SearchFilter
+from footnote.core.language import detect_language
 from footnote.errors import StoreError, StoreUnavailable
-from footnote.retrieval.filters import SearchFilter
-from footnote.retrieval.language import detect_language
 from footnote.store.catalog import (
     CHUNK_COLUMNS,
     Catalog,

@@ -14,9 +14,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from footnote.core.filters import SearchFilter
+from footnote.core.language import detect_language
 from footnote.errors import StoreError
-from footnote.retrieval.filters import SearchFilter
-from footnote.retrieval.language import detect_language
 from footnote.store.catalog import (
     BM25_COLUMN_WEIGHTS,
     CHUNK_COLUMNS,

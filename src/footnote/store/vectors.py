@@ -16,8 +16,8 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from footnote.core.vectors import Vector
 from footnote.errors import StoreError
-from footnote.models.base import Vector
 
 Metadata = Mapping[str, str | int | float]
 

@@ -10,8 +10,8 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import ClassVar
 
+from footnote.core.document import Document
 from footnote.errors import UnsupportedFormatError
-from footnote.ingest.document import Document
 
 
 class Loader(ABC):

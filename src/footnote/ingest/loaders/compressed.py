@@ -14,8 +14,8 @@ import zlib
 from pathlib import Path
 from typing import ClassVar
 
+from footnote.core.document import Document
 from footnote.errors import LoaderError, UnsupportedFormatError
-from footnote.ingest.document import Document
 from footnote.ingest.loaders import Loader
 from footnote.ingest.loaders.markdown import MarkdownLoader
 from footnote.ingest.loaders.text import EMPTY_PROBLEM, TextLoader, read_bytes

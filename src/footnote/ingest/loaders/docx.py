@@ -12,8 +12,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from footnote.core.document import Block, Document
 from footnote.errors import LoaderError
-from footnote.ingest.document import Block, Document
 from footnote.ingest.loaders import Loader
 from footnote.ingest.loaders.damage import damage_from, raised_by
 from footnote.ingest.loaders.text import EMPTY_PROBLEM, normalize_newlines, read_bytes, short_title

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+from footnote.core.document import Block, Document
 from footnote.errors import LoaderError
-from footnote.ingest.document import Block, Document
 from footnote.ingest.loaders import Loader
 from footnote.ingest.loaders.text import EMPTY_PROBLEM, normalize_newlines, read_bytes, short_title
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from footnote.ingest.document import Block, Document
+from footnote.core.document import Block, Document
 from footnote.ingest.loaders import Loader
 from footnote.ingest.loaders.text import file_stem, read_bytes, short_title, text_from_bytes, trim_span
 

@@ -21,8 +21,8 @@ from typing import Any
 import pypdf
 from pypdf import PageObject, PasswordType, PdfReader
 
+from footnote.core.document import Block, Document
 from footnote.errors import LoaderError
-from footnote.ingest.document import Block, Document
 from footnote.ingest.loaders import Loader
 from footnote.ingest.loaders.damage import damage_from, raised_by
 from footnote.ingest.loaders.text import (

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from charset_normalizer import from_bytes
 
+from footnote.core.document import Block, Document
 from footnote.errors import LoaderError
-from footnote.ingest.document import Block, Document
 from footnote.ingest.loaders import Loader
 
 EMPTY_PROBLEM = "file is empty; nothing to index"

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-import logging
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +20,10 @@ import numpy as np
 import numpy.typing as npt
 
 from footnote.errors import ModelError
-from footnote.models.llama import open_llama
+from footnote.models.llama import open_llama, quiet_llama_log
+from footnote.models.scoring import Tokenizer, TokenScorer
 from footnote.perplexity.errors import ScoringOptionError
 from footnote.perplexity.logits import target_logprobs, top_logprobs
-from footnote.perplexity.scorer import Tokenizer, TokenScorer
 
 
 class LlamaCppTokenizer(Tokenizer):
@@ -280,15 +278,3 @@ def load_tokenizer(model_path: Path) -> LlamaCppTokenizer:
     tokenizer = LlamaCppTokenizer(owner.vocab)
     tokenizer.owner = owner  # the vocabulary lives as long as the model object
     return tokenizer
-
-
-@contextmanager
-def quiet_llama_log() -> Iterator[None]:
-    """Silence llama.cpp's own log (it goes through this Python logger) for one call."""
-    logger = logging.getLogger("llama-cpp-python")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)

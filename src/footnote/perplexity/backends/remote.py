@@ -14,8 +14,8 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from footnote.models.scoring import Tokenizer, TokenScorer
 from footnote.perplexity.errors import RemoteScorerError
-from footnote.perplexity.scorer import Tokenizer, TokenScorer
 
 _HINT = "the server must accept token-id prompts with echo and prompt logprobs (vLLM and footnote do)"
 

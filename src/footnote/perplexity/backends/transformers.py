@@ -21,8 +21,8 @@ import numpy as np
 
 from footnote.errors import ModelError
 from footnote.models.registry import sha256_file
+from footnote.models.scoring import Tokenizer, TokenScorer
 from footnote.perplexity.logits import target_logprobs
-from footnote.perplexity.scorer import Tokenizer, TokenScorer
 
 
 class TransformersTokenizer(Tokenizer):

@@ -1,4 +1,4 @@
-"""Keyword terms for Chinese, Japanese and Korean text, which has no spaces between words.
+"""Chinese, Japanese and Korean characters, and the keyword terms of text without spaces between words.
 
 FTS5's unicode61 tokenizer would make a whole CJK run one token, so a word inside
 it could never match. Such runs are indexed, in a column of their own, as terms
@@ -24,7 +24,10 @@ HAN_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Hiragana and katakana, and Hangul: runs of these are cut into character pairs.
 KANA_CLASS = "\u3040-\u30ff\u31f0-\u31ff"
 HANGUL_CLASS = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
-_CJK_RUN = re.compile(f"[{HAN_CLASS}{KANA_CLASS}{HANGUL_CLASS}]+")
+# Every CJK character, for a regex character class: what search, citation checking, answer
+# rendering and related questions all mean by "CJK" (one definition, the widest of those used).
+CJK_CLASS = f"{HAN_CLASS}{KANA_CLASS}{HANGUL_CLASS}"
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 _SCRIPT_RUN = re.compile(f"(?P<han>[{HAN_CLASS}]+)|(?P<paired>[{KANA_CLASS}{HANGUL_CLASS}]+)")
 
 

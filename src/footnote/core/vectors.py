@@ -1,0 +1,3 @@
+"""The vector type embedders make and vector indexes store."""
+
+Vector = list[float]
