@@ -20,6 +20,7 @@ demo: install
 lint: install
 	$(BIN)/ruff check src tests scripts benchmarks
 	$(BIN)/ruff format --check src tests scripts benchmarks
+	$(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy
