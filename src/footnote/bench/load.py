@@ -15,11 +15,10 @@ counted as missing; neither stands in for the other or for the total latency.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -27,6 +26,8 @@ import httpx
 
 from footnote.bench.queries import BenchQuery
 from footnote.core.stats import percentile
+from footnote.models.backends.errors import BackendError, BackendTimeout
+from footnote.models.backends.openai_client import AsyncOpenAIClient, Event
 
 Status = Literal["ok", "rejected", "error", "timeout"]
 
@@ -91,11 +92,19 @@ class LoadTarget:
     max_tokens: int = 64
     timeout: float = 120.0
 
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+    def client(self) -> AsyncOpenAIClient:
+        """The OpenAI-compatible client of the server under load: no cap on open connections."""
+        return AsyncOpenAIClient(
+            f"{self.url}/v1",
+            self.api_key,
+            timeout=self.timeout,
+            connect_timeout=10.0,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+            key_setting="--api-key (FOOTNOTE_BENCH_API_KEY)",
+        )
 
 
-async def ask(client: httpx.AsyncClient, target: LoadTarget, query: BenchQuery) -> Outcome:
+async def ask(client: AsyncOpenAIClient, target: LoadTarget, query: BenchQuery) -> Outcome:
     body = {
         "model": "footnote",
         "messages": [{"role": "user", "content": query.text}],
@@ -104,50 +113,37 @@ async def ask(client: httpx.AsyncClient, target: LoadTarget, query: BenchQuery) 
     }
     started = time.perf_counter()
     try:
-        async with client.stream(
-            "POST", f"{target.url}/v1/chat/completions", json=body, headers=target.headers()
-        ) as response:
-            if response.status_code == 429:
-                await response.aread()
-                return Outcome("rejected", query.kind, latency=time.perf_counter() - started)
-            if response.status_code != 200:
-                detail = (await response.aread())[:200].decode("utf-8", "replace")
-                return Outcome("error", query.kind, detail=f"HTTP {response.status_code}: {detail}")
-            return await _read_stream(response, query, started)
-    except httpx.TimeoutException:
+        async with client.stream("/chat/completions", body) as response:
+            return await _read_stream(client.events(response), query, started)
+    except BackendTimeout:
         return Outcome("timeout", query.kind, detail=f"no answer within {target.timeout:g} s")
-    except httpx.HTTPError as exc:
-        return Outcome("error", query.kind, detail=f"{type(exc).__name__}: {exc}")
+    except BackendError as exc:
+        if exc.status == 429:
+            return Outcome("rejected", query.kind, latency=time.perf_counter() - started)
+        return Outcome("error", query.kind, detail=str(exc))
 
 
 _FOOTNOTE_MARK = re.compile(r"\s?\[\d+\]")
 
 
-async def _read_stream(response: httpx.Response, query: BenchQuery, started: float) -> Outcome:
+async def _read_stream(events: AsyncIterator[Event], query: BenchQuery, started: float) -> Outcome:
+    """Times the events up to `data: [DONE]` (a stream that ends without it is an error)."""
     streamed: list[tuple[float, str]] = []  # (seconds, text so far) after each content delta
     first_checked = ""  # the checked answer's first sentence, from the closing chunk
-    async for line in response.aiter_lines():
-        if not line.startswith("data: "):
-            continue
-        data = line[len("data: ") :]
-        if data == "[DONE]":
-            latency = time.perf_counter() - started
-            first_token = streamed[0][0] if streamed else None
-            return Outcome("ok", query.kind, first_token, _first_seen(streamed, first_checked), latency)
-        chunk = json.loads(data)
-        if "error" in chunk:
-            error = chunk["error"]
+    async for event in events:
+        if "error" in event.data:
+            error = event.data["error"]
             status: Status = "rejected" if error.get("type") == "rate_limit_error" else "error"
             return Outcome(status, query.kind, detail=str(error.get("message")))
-        choices = chunk.get("choices") or [{}]
-        content = (choices[0].get("delta") or {}).get("content")
-        if content:
-            text = streamed[-1][1] + content if streamed else content
+        if event.text:
+            text = streamed[-1][1] + event.text if streamed else event.text
             streamed.append((time.perf_counter() - started, text))
-        sentences = (chunk.get("footnote") or {}).get("sentences") or []
+        sentences = (event.data.get("footnote") or {}).get("sentences") or []
         if sentences:
             first_checked = str(sentences[0].get("text") or "")
-    return Outcome("error", query.kind, detail="the stream ended without [DONE]")
+    latency = time.perf_counter() - started
+    first_token = streamed[0][0] if streamed else None
+    return Outcome("ok", query.kind, first_token, _first_seen(streamed, first_checked), latency)
 
 
 def _first_seen(streamed: Sequence[tuple[float, str]], sentence: str) -> float | None:
@@ -170,9 +166,7 @@ async def run_step(
     rng: random.Random,
     rss: Callable[[], int | None],
 ) -> StepResult:
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
-    timeout = httpx.Timeout(target.timeout, connect=10.0)
-    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+    async with target.client() as client:
         tasks: list[asyncio.Task[Outcome]] = []
         started = time.perf_counter()
         offset = rng.expovariate(rate)

@@ -12,7 +12,7 @@ from footnote.models.backends.errors import (
     BackendTimeout,
     BackendUnavailable,
 )
-from footnote.models.backends.openai_http import OpenAIGenerator
+from footnote.models.backends.openai_generator import OpenAIGenerator
 from footnote.models.backends.router import Backend, Router
 from footnote.models.backends.scheduler import PriorityScheduler
 from footnote.models.base import Generator

@@ -8,6 +8,10 @@ from footnote.errors import ModelError, OverloadedError
 class BackendError(ModelError):
     """A backend refused or broke a request in a way another backend would not fix."""
 
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status the server answered with, when it answered one
+
 
 class BackendUnavailable(BackendError):
     """A backend is down, broken or stalled: the router fails over to the next one."""

@@ -3,17 +3,17 @@
 The window is sent as token ids to `POST {base_url}/completions` with `echo: true,
 logprobs: 1, max_tokens: 0`, the way vLLM scores a prompt; `token_logprobs[i]` is the
 log-probability of token i given the tokens before it (null for the first). Tokens are
-made locally by a tokenizer that must match the server's model.
+made locally by a tokenizer that must match the server's model. The HTTP side (and what
+its failures say) is the shared `OpenAIClient`; its errors come out as `RemoteScorerError`.
 """
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from footnote.models.backends.errors import BackendError
+from footnote.models.backends.openai_client import OpenAIClient
 from footnote.models.scoring import Tokenizer, TokenScorer
 from footnote.perplexity.errors import RemoteScorerError
 
@@ -30,16 +30,25 @@ class RemoteScorer(TokenScorer):
         api_key: str | None = None,
         timeout: float = 300.0,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
         self.tokenizer = tokenizer
-        self._api_key = api_key
-        self._timeout = timeout
+        self._client = OpenAIClient(
+            base_url,
+            api_key,
+            timeout=timeout,
+            connect_timeout=timeout,
+            hint=_HINT,
+            key_setting="FOOTNOTE_REMOTE_API_KEY",
+        )
+        self.base_url = self._client.base_url
         listed = self._first_listed_model() if model is None or context_length is None else {}
         self.model = model or str(listed.get("id") or "")
         if not self.model:
             raise RemoteScorerError(f"{self.base_url}/models lists no model; name one explicitly")
         self.context_length = context_length or int(listed.get("max_model_len") or 1 << 20)
         self.name = f"{self.model}@{self.base_url}"
+
+    def close(self) -> None:
+        self._client.close()
 
     def score_window(self, token_ids: Sequence[int], first_scored: int) -> list[float]:
         payload = {
@@ -71,25 +80,10 @@ class RemoteScorer(TokenScorer):
         return data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
 
     def _request(self, path: str, payload: dict[str, Any] | None) -> Any:
-        url = self.base_url + path
-        headers = {"Accept": "application/json"}
-        body = None
-        if payload is not None:
-            body = json.dumps(payload).encode("utf-8")
-            headers["Content-Type"] = "application/json"
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST" if body else "GET")
+        """A GET (no payload) or POST of JSON; any failure is a `RemoteScorerError` naming the fix."""
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:
-                return json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace")
-            raise RemoteScorerError(f"{url} answered HTTP {exc.code}: {detail}; {_HINT}") from None
-        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise RemoteScorerError(f"cannot reach {url} ({reason}); is the server running?") from None
-        except json.JSONDecodeError:
-            raise RemoteScorerError(
-                f"{url} did not answer with JSON; is it an OpenAI-compatible API?"
-            ) from None
+            if payload is None:
+                return self._client.get_json(path)
+            return self._client.post_json(path, payload)
+        except BackendError as exc:
+            raise RemoteScorerError(str(exc)) from None
