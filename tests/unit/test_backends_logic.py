@@ -13,6 +13,7 @@ from footnote.answer.cache import AnswerCache, same_words
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.config.backends import BackendSettings
+from footnote.errors import OverloadedError
 from footnote.models.backends import (
     Backend,
     BackendOverloaded,
@@ -22,7 +23,9 @@ from footnote.models.backends import (
     PriorityScheduler,
     Router,
 )
+from footnote.models.backends.admission import Admission
 from footnote.models.base import GenerationParams, Message
+from footnote.server.admission import AdmissionPool
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
 
@@ -71,6 +74,19 @@ def test_the_scheduler_serves_by_priority_then_arrival() -> None:
         thread.join(10)
     assert order == ["high", "low-1", "low-2"]
     assert scheduler.active == 0 and scheduler.waiting == 0
+
+
+def test_one_admission_keeps_the_books_of_both_queues() -> None:
+    books: Admission[str] = Admission("pool", limit=1, max_queue=3)
+    assert books._admit("running")
+    assert not books._admit("low", 0) and not books._admit("high", 5) and not books._admit("gone", 9)
+    with pytest.raises(OverloadedError, match=r"busy \(pool\); retry after 4 s"):  # 3 + 1 rounds of 1 s
+        books._admit("late")
+    books._withdraw("gone")
+    assert books._release(held=6.0) == "high" and books.retry_after() == 4  # now 2 s a hold, 1 + 1 rounds
+    assert books._release(None) == "low" and books._release(None) is None
+    assert (books.active, books.waiting) == (0, 0)
+    assert issubclass(PriorityScheduler, Admission) and issubclass(AdmissionPool, Admission)
 
 
 def test_a_queued_request_gives_up_at_its_deadline() -> None:

@@ -4,6 +4,8 @@ Generation is slow CPU work, so letting every request in would only make all of 
 slow and exhaust memory. A pool admits at most `limit` holders; up to `max_queue` more
 wait in arrival order (each for at most `timeout` seconds); beyond that the request is
 refused with a `Retry-After` estimated from how long recent holders kept their slot.
+The books are the shared `Admission` (the backends' priority queues keep theirs there
+too); this module adds the waiting on the event loop.
 
 The pool lives on the event loop and is never touched from worker threads, so plain
 counters suffice. Waiters are futures of the loop that is running when they wait, so
@@ -13,12 +15,10 @@ one pool serves any number of loops (each test client runs its own).
 from __future__ import annotations
 
 import asyncio
-import math
 import time
-from collections import deque
-from contextlib import suppress
 
 from footnote.errors import OverloadedError
+from footnote.models.backends.admission import Admission
 
 
 class Overloaded(OverloadedError):
@@ -36,73 +36,50 @@ class Slot:
     def release(self) -> None:
         if not self._released:
             self._released = True
-            self._pool._release(time.monotonic() - self._since)
+            self._pool._pass_on(time.monotonic() - self._since)
 
 
-class AdmissionPool:
+class AdmissionPool(Admission["asyncio.Future[None]"]):
+    refusal = Overloaded
+
     def __init__(self, name: str, limit: int, max_queue: int, timeout: float) -> None:
-        self.name = name
-        self.limit = limit
-        self.max_queue = max_queue
+        super().__init__(name, limit, max_queue)
         self.timeout = timeout
-        self._active = 0
-        self._waiters: deque[asyncio.Future[None]] = deque()
-        self._mean_hold = 1.0  # seconds; an exponential moving average of slot hold times
-
-    @property
-    def active(self) -> int:
-        return self._active
-
-    @property
-    def waiting(self) -> int:
-        return len(self._waiters)
-
-    def retry_after(self) -> int:
-        """Seconds until a slot is likely free for a newcomer, from 1 to 120."""
-        rounds = (self.waiting + 1) / self.limit
-        return max(1, min(120, math.ceil(self._mean_hold * rounds)))
 
     async def acquire(self) -> Slot:
-        if self._active < self.limit and not self._waiters:
-            self._active += 1
-            return Slot(self)
-        if len(self._waiters) >= self.max_queue:
-            raise Overloaded(self.name, self.retry_after())
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        if self._admit(waiter):
+            return Slot(self)
         try:
             await asyncio.wait_for(waiter, self.timeout)
         except BaseException as exc:
             if waiter.done() and not waiter.cancelled():
                 # The slot was handed over as we gave up: pass it on.
-                self._release(None)
+                self._pass_on(None)
             else:
-                with suppress(ValueError):
-                    self._waiters.remove(waiter)
+                self._withdraw(waiter)
             if isinstance(exc, TimeoutError):
                 raise Overloaded(self.name, self.retry_after()) from None
             raise
         return Slot(self)
 
-    def _release(self, held: float | None) -> None:
-        if held is not None:
-            self._mean_hold = 0.8 * self._mean_hold + 0.2 * held
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if waiter.done():
-                continue
-            # The slot passes straight to the next waiter: `_active` stays the same.
-            loop = waiter.get_loop()
-            if _running_loop() is loop:
-                waiter.set_result(None)
-            else:
-                loop.call_soon_threadsafe(self._grant, waiter)
+    def _pass_on(self, held: float | None) -> None:
+        """A holder is done: its slot passes to the next waiter still waiting, or is freed."""
+        waiter = self._release(held)
+        while waiter is not None and waiter.done():
+            waiter = self._release(None)
+        if waiter is None:
             return
-        self._active -= 1
+        # The slot passes straight to the next waiter: `active` stays the same.
+        loop = waiter.get_loop()
+        if _running_loop() is loop:
+            waiter.set_result(None)
+        else:
+            loop.call_soon_threadsafe(self._grant, waiter)
 
     def _grant(self, waiter: asyncio.Future[None]) -> None:
         if waiter.done():  # it gave up meanwhile: the slot goes to the next one
-            self._release(None)
+            self._pass_on(None)
         else:
             waiter.set_result(None)
 
