@@ -10,6 +10,7 @@ FOOTNOTE_CATALOG_URL / FOOTNOTE_VECTOR_URL / FOOTNOTE_VECTOR_COLLECTION). Tests 
 from __future__ import annotations
 
 import itertools
+import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from footnote.config import Settings
 from footnote.models.base import Embedder, Generator
 from tests.postgres_server import PostgresServer, started_server
-from tests.store_modes import RunStores, begin_run, store_mode
+from tests.store_modes import STORE_SETTINGS, RunStores, begin_run, store_mode
 
 if TYPE_CHECKING:
     from tests.chroma_server import ChromaServer
@@ -55,6 +56,9 @@ def test_stores(request: pytest.FixtureRequest) -> Iterator[RunStores]:
     stores = begin_run(RunStores(*servers))
     yield stores
     stores.close()
+    # Applications a test left open keep a listener each, which would log its retries once the
+    # cluster stops at the end of the run.
+    logging.getLogger("footnote.store.postgres").disabled = True
 
 
 @pytest.fixture(autouse=True)
@@ -133,16 +137,24 @@ def _shared_chroma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaS
     server.stop()
 
 
+def _own_stores_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that sets up shared stores of its own uses those alone, in either store mode."""
+    for name in STORE_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
-def chroma(_shared_chroma: ChromaServer) -> ChromaServer:
+def chroma(_shared_chroma: ChromaServer, monkeypatch: pytest.MonkeyPatch) -> ChromaServer:
     """The test run's Chroma server, emptied for this test."""
+    _own_stores_only(monkeypatch)
     _shared_chroma.reset()
     return _shared_chroma
 
 
 @pytest.fixture
-def own_chroma(tmp_path: Path) -> Iterator[ChromaServer]:
+def own_chroma(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChromaServer]:
     """A Chroma server of this test's own, which it may stop and start."""
+    _own_stores_only(monkeypatch)
     from tests.chroma_server import ChromaServer
 
     server = ChromaServer(_chroma_executable(), tmp_path / "chroma")
@@ -158,8 +170,11 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
-def catalog_url(postgres_server: PostgresServer, request: pytest.FixtureRequest) -> str:
+def catalog_url(
+    postgres_server: PostgresServer, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> str:
     """A fresh, empty database on the test cluster."""
+    _own_stores_only(monkeypatch)
     name = "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name.lower())[:50]
     name = f"{name}_{next(_databases)}"
     return postgres_server.create_database(name)

@@ -183,7 +183,8 @@ def _read_until_prompt(terminal: int, process: subprocess.Popen[bytes], timeout:
 
 def test_chat_in_a_terminal_answers_three_questions_with_one_model_load(sample_home: Path) -> None:
     terminal, program_side = pty.openpty()
-    env = {**os.environ, "FOOTNOTE_HOME": str(sample_home), "COLUMNS": "200", "FOOTNOTE_LOG_LEVEL": "info"}
+    env = {**os.environ, **stores_of(sample_home), "FOOTNOTE_HOME": str(sample_home), "COLUMNS": "200"}
+    env["FOOTNOTE_LOG_LEVEL"] = "info"
     process = subprocess.Popen(
         [sys.executable, "-m", "footnote", "chat"],
         stdin=program_side,

@@ -11,7 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from footnote.store.sqlite import SqliteCatalog
+from footnote.config import Settings
+from footnote.store.catalog import open_catalog
 from tests.conftest import REPO
 from tests.corpus import write_sample_pdf
 
@@ -31,7 +32,7 @@ def ingest(home: Path, folder: Path) -> subprocess.CompletedProcess[str]:
 
 
 def documents(home: Path) -> dict[str, tuple[int, str, int]]:
-    catalog = SqliteCatalog(home / "catalog.sqlite3")
+    catalog = open_catalog(Settings(home=home))  # the stores the ingest's environment named
     try:
         return {Path(d.path).name: (d.id, d.content_hash, d.chunk_count) for d in catalog.list_documents()}
     finally:
@@ -103,7 +104,7 @@ def test_bad_files_each_give_one_line_and_nothing_indexed_is_lost(tmp_path: Path
     assert after["kestrels.md"] == before["kestrels.md"]
     assert after["owls.pdf"] == before["owls.pdf"]  # the indexed version of the damaged file is kept
     assert {"damaged.txt", "late.md"} <= set(after)  # bad bytes are replaced, not refused
-    catalog = SqliteCatalog(home / "catalog.sqlite3")
+    catalog = open_catalog(Settings(home=home))
     try:
         text = catalog.document_text(after["damaged.txt"][0])
         assert text == "Café crème, naïve façade: déjà vu.\ufffd\ufffd Über alles.\n"

@@ -104,8 +104,15 @@ def test_an_english_query_is_unchanged_by_the_chinese_documents(
 def test_a_retriever_told_the_embedder_reads_chinese_gives_it_the_vote(mixed: Application) -> None:
     query = "大熊猫吃什么"
     params = RetrievalParams(limit=7)
-    reading = HybridRetriever(mixed.catalog, mixed.vectors, mixed.embedder, dense_languages=None)
     english = mixed.retriever()
+    # The same catalog, vectors and keyword postings (which a shared catalog needs), reading every language.
+    reading = HybridRetriever(
+        mixed.catalog,
+        mixed.vectors,
+        mixed.embedder,
+        keyword_index=english.keyword_index,
+        dense_languages=None,
+    )
 
     assert english.dense_languages == frozenset({"en"})
     dense_hits = reading.search(query, RetrievalParams(limit=7, mode="dense"))

@@ -26,6 +26,7 @@ def test_identity_names_model_runtime_and_precision() -> None:
     assert TorchRunEmbedder().identity == "hashing@torch-fp32"
 
 
+@pytest.mark.embedded_stores  # the Chroma server's refusal: tests/integration/test_vector_stores.py
 def test_an_index_from_another_runtime_is_refused_and_rebuilt_as_the_refusal_says(
     settings: Settings, tmp_path: Path
 ) -> None:

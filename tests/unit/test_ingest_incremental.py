@@ -16,7 +16,7 @@ from footnote.application import create_app
 from footnote.config import Settings
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.sqlite import SqliteCatalog
+from footnote.store.catalog import open_catalog
 from tests.conftest import REPO
 from tests.fakes import HashingEmbedder
 
@@ -55,7 +55,7 @@ def test_globs_prune_and_json_summary(tmp_path: Path) -> None:
     summary = pruned["summary"]
     assert isinstance(summary, dict)
     assert (summary["new"], summary["changed"], summary["unchanged"], summary["removed"]) == (0, 0, 3, 1)
-    catalog = SqliteCatalog(home / "catalog.sqlite3")
+    catalog = open_catalog(Settings(home=home))
     try:
         assert sorted(Path(d.path).name for d in catalog.list_documents()) == ["a.md", "c.md", "e.md"]
         assert "Changed words." in catalog.document_text(catalog.list_documents()[0].id)
@@ -77,8 +77,8 @@ def test_a_changed_file_is_replaced_atomically(tmp_path: Path, postings: bool) -
     embedder = HashingEmbedder()
     app = create_app(Settings(home=tmp_path / "home", chunk_tokens=16, chunk_overlap=0), embedder=embedder)
     app.ingest([folder])
-    reader = SqliteCatalog(app.settings.catalog_path)
-    keyword_index = MemoryKeywordIndex(reader) if postings else None
+    reader = open_catalog(app.settings)  # a connection (pool) of its own
+    keyword_index = MemoryKeywordIndex(reader) if postings or not reader.searches_keywords else None
     retriever = HybridRetriever(reader, app.vectors, embedder, keyword_index=keyword_index)
     seen: list[set[str]] = []
     done = threading.Event()

@@ -112,7 +112,7 @@ def test_settings_show_models_and_limits_but_no_secret(tmp_path: Path) -> None:
 
 
 def test_settings_name_the_backends_once_the_models_are_loaded(tmp_path: Path) -> None:
-    server, _ = build(tmp_path, [APPLE_REPLY], preload_models=False)
+    server, app = build(tmp_path, [APPLE_REPLY], preload_models=False)
     with TestClient(server) as client:
         before = client.get("/v1/settings").json()
         client.post("/v1/chat/completions", json=ask_body())
@@ -122,5 +122,5 @@ def test_settings_name_the_backends_once_the_models_are_loaded(tmp_path: Path) -
     assert after["backends"] == {
         "generator": "ScriptedGenerator",
         "embedder": "HashingEmbedder",
-        "vector_index": "ChromaVectorIndex",
+        "vector_index": "ChromaServerVectorIndex" if app.settings.vector_url else "ChromaVectorIndex",
     }
