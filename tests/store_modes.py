@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +19,7 @@ import psycopg
 import pytest
 
 from footnote.retrieval.postings import MemoryKeywordIndex
+from footnote.store.postgres import PostgresCatalog
 
 if TYPE_CHECKING:
     from footnote.store.catalog import Catalog
@@ -66,9 +68,12 @@ class RunStores:
             return
         database, collection = self._unused or self._create()
         self._unused = None
+        opened: list[PostgresCatalog] = []
         try:
-            yield self._environment(database, collection)
+            with _recording_catalogs(opened):
+                yield self._environment(database, collection)
         finally:
+            _close_in_background(opened)
             if self._untouched(database):
                 self._unused = database, collection
                 with contextlib.suppress(Exception):  # a collection is made by opening it
@@ -152,6 +157,31 @@ class RunStores:
         if self._client is None:
             self._client = chromadb.HttpClient(host="127.0.0.1", port=self.chroma.port)
         return self._client
+
+
+@contextmanager
+def _recording_catalogs(opened: list[PostgresCatalog]) -> Iterator[None]:
+    """Note every PostgreSQL catalog opened in the block: a test may leave one open."""
+    original = PostgresCatalog.__init__
+
+    def recording(catalog: PostgresCatalog, *args: Any, **options: Any) -> None:
+        original(catalog, *args, **options)
+        opened.append(catalog)
+
+    PostgresCatalog.__init__ = recording  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        PostgresCatalog.__init__ = original  # type: ignore[method-assign]
+
+
+def _close_in_background(catalogs: list[PostgresCatalog]) -> None:
+    """Close what a test left open, so that its pool and change listener do not outlive its database
+    (a listener takes up to a second to notice: the next test need not wait for it)."""
+    if catalogs:
+        closing = [threading.Thread(target=catalog.close, daemon=True) for catalog in catalogs]
+        for thread in closing:
+            thread.start()
 
 
 _HOMES: dict[Path, dict[str, str]] = {}
