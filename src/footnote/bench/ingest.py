@@ -110,8 +110,8 @@ def footnote_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, An
 def compare_folder(folders: Sequence[Path], settings: Settings) -> dict[str, Any]:
     """The side-by-side on the files under `folders`: the plain encode reads each document's text
     as footnote's loaders extract it; footnote ingests into a scratch data directory."""
+    from footnote.ingest.discovery import discover
     from footnote.ingest.loaders import load_document
-    from footnote.ingest.pipeline import discover
     from footnote.models.registry import resolve_embedder
 
     files, _ = discover(folders)

@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from footnote.application import Application
 from footnote.cli import output
-from footnote.ingest.pipeline import IngestReport
+from footnote.ingest.report import IngestReport
 
 _MARKS = {"new": "+", "changed": "~", "removed": "-", "unchanged": "=", "skipped": "·", "failed": "!"}
 

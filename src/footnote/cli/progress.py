@@ -17,7 +17,7 @@ from rich.progress import (
 from rich.text import Text
 
 from footnote.cli.output import errors
-from footnote.ingest.pipeline import Progress as PipelineProgress
+from footnote.ingest.report import Progress as PipelineProgress
 
 
 class RateColumn(ProgressColumn):

@@ -7,40 +7,36 @@ vectors are written, so readers see a changed file's old version (with its
 vectors) until the commit shows the new one (with its own). Unchanged files
 (same SHA-256 of their bytes) are skipped without being parsed.
 
-At start-up the vector index is brought back in line with the catalog: vectors
-of chunks the catalog lacks are deleted, and chunks whose vectors are missing
-are embedded again. A run killed at any moment therefore ends, once run again,
-with exactly the chunks and vectors an uninterrupted run would have made.
+At start-up the vector index is brought back in line with the catalog
+(`footnote.ingest.reconcile`), so a run killed at any moment ends, once run again,
+with exactly the chunks and vectors an uninterrupted run would have made. Which files
+a run takes is `footnote.ingest.discovery`'s job; what it reports, `footnote.ingest.report`'s.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import hashlib
-import logging
 import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from footnote.core.document import Chunk, Document
 from footnote.errors import LoaderError
+from footnote.ingest import reconcile as index_state
 from footnote.ingest.chunker import chunk_document
-from footnote.ingest.loaders import load_document, unsupported_reason
+from footnote.ingest.discovery import absolute, discover
+from footnote.ingest.loaders import load_document
+from footnote.ingest.report import FileOutcome, IngestReport, Progress, ProgressCallback, Status
 from footnote.models.base import Embedder
 from footnote.store.catalog import Catalog, DocumentEntry, PathClaims
 from footnote.store.vectors import Metadata, VectorIndex
 
-log = logging.getLogger(__name__)
-
-Status = Literal["new", "changed", "unchanged", "failed", "skipped", "removed"]
-STATUSES: tuple[Status, ...] = ("new", "changed", "unchanged", "failed", "skipped", "removed")
 # The smallest chunk budget left when a long title or heading path crowds the window.
 _MIN_CHUNK_TOKENS = 16
 # Parsed chunks stored (and embedded) together: large enough for length-sorted batches to pad little.
@@ -49,116 +45,6 @@ WINDOW_CHUNKS = 1024
 PARSE_AHEAD_FILES = 256
 # Extracted text beyond this is refused: it would take hours to embed and is almost always a dump.
 MAX_TEXT_CHARS = 20_000_000
-
-
-@dataclass(frozen=True)
-class FileOutcome:
-    path: str
-    status: Status
-    chunks: int = 0
-    error: str | None = None
-
-
-@dataclass
-class IngestReport:
-    files: list[FileOutcome] = field(default_factory=list)
-    chunks_embedded: int = 0
-    seconds: float = 0.0
-
-    def count(self, status: Status) -> int:
-        return sum(1 for outcome in self.files if outcome.status == status)
-
-    @property
-    def failed(self) -> list[FileOutcome]:
-        return [outcome for outcome in self.files if outcome.status == "failed"]
-
-    def summary(self) -> dict[str, int | float]:
-        counts: dict[str, int | float] = {s: self.count(s) for s in STATUSES}
-        counts["chunks"] = sum(o.chunks for o in self.files if o.status in ("new", "changed"))
-        counts["chunks_embedded"] = self.chunks_embedded
-        counts["seconds"] = round(self.seconds, 3)
-        return counts
-
-
-@dataclass(frozen=True)
-class Progress:
-    """What the pipeline reports as it goes: a file done, or a batch of chunks embedded."""
-
-    stage: Literal["file", "embed"]
-    done: int
-    total: int
-    outcome: FileOutcome | None = None
-
-
-ProgressCallback = Callable[[Progress], None]
-
-
-def discover(
-    paths: Iterable[Path], include: Sequence[str] = (), exclude: Sequence[str] = ()
-) -> tuple[list[Path], list[FileOutcome]]:
-    """Files to ingest under `paths` (folders recursively), and outcomes for paths left out.
-
-    `include`/`exclude` are globs matched against a file's path relative to the folder
-    given and against its name (`*` also matches across folders); a file is taken when it
-    matches some include (or there are none) and no exclude. Files of unsupported types
-    found in folders are skipped with the reason; unsupported files named on their own
-    and paths that do not exist fail.
-    """
-    found: list[tuple[Path, bool]] = []  # (file, named explicitly)
-    outcomes: list[FileOutcome] = []
-    for path in paths:
-        if path.is_dir():
-            for file, relative in _walk(path, exclude):
-                if select_path(relative, include, exclude):
-                    found.append((file, False))
-        elif path.is_file() or path.is_symlink():
-            found.append((path, True))
-        else:
-            outcomes.append(FileOutcome(str(path), "failed", error="no such file or folder; check the path"))
-    unique: dict[Path, None] = {}
-    for file, named in found:
-        reason = unsupported_reason(file)
-        if reason is not None:
-            # A file named on its own was meant to be ingested: refusing it is a failure.
-            outcomes.append(FileOutcome(str(file), "failed" if named else "skipped", error=reason))
-        else:
-            unique.setdefault(_absolute(file))
-    return list(unique), outcomes
-
-
-def _absolute(path: Path) -> Path:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):  # a symlink loop: keep the path; reading it reports the loop
-        return path.absolute()
-
-
-def select_path(relative: str, include: Sequence[str], exclude: Sequence[str]) -> bool:
-    """Whether a file at `relative` (POSIX path under its folder) passes the globs and is not hidden."""
-    if any(part.startswith(".") for part in relative.split("/")):
-        return False
-    name = relative.rsplit("/", 1)[-1]
-
-    def matches(patterns: Sequence[str]) -> bool:
-        return any(fnmatch.fnmatch(relative, p) or fnmatch.fnmatch(name, p) for p in patterns)
-
-    return (not include or matches(include)) and not matches(exclude)
-
-
-def _walk(folder: Path, exclude: Sequence[str] = ()) -> Iterator[tuple[Path, str]]:
-    # followlinks=False: a symlink loop can never make the walk endless.
-    for root, dirs, files in os.walk(folder, followlinks=False):
-        base = Path(root).relative_to(folder).as_posix()
-        prefix = "" if base == "." else f"{base}/"
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if not d.startswith(".")
-            and not any(fnmatch.fnmatch(f"{prefix}{d}", p) or fnmatch.fnmatch(d, p) for p in exclude)
-        )
-        for name in sorted(files):
-            if not name.startswith("."):
-                yield Path(root) / name, f"{prefix}{name}"
 
 
 @dataclass
@@ -172,6 +58,23 @@ class _Parsed:
 @dataclass
 class _ParserFailure:
     error: BaseException
+
+
+@dataclass
+class _Window:
+    """Parsed files waiting to be embedded and stored together, and how many chunks they hold."""
+
+    items: list[_Parsed] = field(default_factory=list)
+    chunks: int = 0
+
+    def add(self, item: _Parsed) -> None:
+        self.items.append(item)
+        self.chunks += len(item.entry.chunks)
+
+    def take(self) -> list[_Parsed]:
+        """The files gathered so far; the window is empty again."""
+        items, self.items, self.chunks = self.items, [], 0
+        return items
 
 
 class Ingestor:
@@ -229,19 +132,16 @@ class Ingestor:
         report.chunks_embedded += self.embed_pending(progress)
         files, left_out = discover(paths, self.include, self.exclude)
         report.files.extend(left_out)
-        window: list[_Parsed] = []
-        window_chunks = 0
+        window = _Window()
         parsed_chunks = report.chunks_embedded
         for parsed, item in enumerate(self._parse_ahead(files), start=1):
             if isinstance(item, FileOutcome):
                 report.files.append(item)
             else:
-                window.append(item)
-                window_chunks += len(item.entry.chunks)
+                window.add(item)
                 parsed_chunks += len(item.entry.chunks)
-                if window_chunks >= self.window_chunks:
-                    report.chunks_embedded += self._store(window, report)
-                    window, window_chunks = [], 0
+                if window.chunks >= self.window_chunks:
+                    report.chunks_embedded += self._store(window.take(), report)
                     if progress:
                         progress(Progress("embed", report.chunks_embedded, parsed_chunks))
             if progress:
@@ -250,7 +150,7 @@ class Ingestor:
                         "file", parsed, len(files), item if isinstance(item, FileOutcome) else item.outcome
                     )
                 )
-        report.chunks_embedded += self._store(window, report)
+        report.chunks_embedded += self._store(window.take(), report)
         if progress and parsed_chunks:
             progress(Progress("embed", report.chunks_embedded, parsed_chunks))
         if prune:
@@ -405,7 +305,7 @@ class Ingestor:
     def prune(self, paths: Sequence[Path], present: Sequence[Path]) -> list[FileOutcome]:
         """Delete documents under folders in `paths` (or at file paths) that were not found now."""
         kept = {str(p) for p in present}
-        roots = [str(_absolute(p)) for p in paths]
+        roots = [str(absolute(p)) for p in paths]
         gone = []
         for record in self.catalog.list_documents():
             under = any(
@@ -433,21 +333,18 @@ class Ingestor:
         self.reconcile()
         report.chunks_embedded += self.embed_pending(progress)
         stamp = time.time() if mtime is None else mtime
-        window: list[_Parsed] = []
-        window_chunks = 0
+        window = _Window()
         for document in documents:
             item = self._document_item(document, stamp)
             if isinstance(item, FileOutcome):
                 report.files.append(item)
                 continue
-            window.append(item)
-            window_chunks += len(item.entry.chunks)
-            if window_chunks >= self.window_chunks:
-                report.chunks_embedded += self._store(window, report)
-                window, window_chunks = [], 0
+            window.add(item)
+            if window.chunks >= self.window_chunks:
+                report.chunks_embedded += self._store(window.take(), report)
                 if progress:
                     progress(Progress("embed", report.chunks_embedded, report.chunks_embedded))
-        report.chunks_embedded += self._store(window, report)
+        report.chunks_embedded += self._store(window.take(), report)
         self.reconcile()
         report.seconds = time.perf_counter() - started
         return report
@@ -463,53 +360,9 @@ class Ingestor:
 
     def embed_pending(self, progress: ProgressCallback | None = None) -> int:
         """Embed every chunk the vector index lacks; returns how many were embedded."""
-        total = self.catalog.count_pending()
-        done = 0
-        while batch := self.catalog.pending_chunks(limit=max(self.batch_size * 8, 256)):
-            vectors = self.embedder.embed_many([c.embedding_text() for c in batch], self.batch_size)
-            ids = [c.id for c in batch]
-            metadata: list[Metadata] = [
-                {"document_id": c.document_id, "format": c.format, "mtime": c.mtime} for c in batch
-            ]
-            self.vectors.upsert(ids, vectors, metadata)
-            self.catalog.mark_embedded(ids)
-            done += len(batch)
-            if progress:
-                progress(Progress("embed", done, total))
-        # Replaced chunks' vectors go only now, so a search meanwhile finds the old version.
-        self.reconcile()
-        return done
+        return index_state.embed_pending(self.catalog, self.vectors, self.embedder, self.batch_size, progress)
 
     def reconcile(self, full: bool = False) -> None:
-        """Drop vectors of chunks the catalog has deleted.
-
-        `full` also compares every id in the vector index with the catalog: vectors of
-        chunks the catalog lacks (a run killed before its commit) are deleted, and chunks
-        marked embedded whose vector is missing are marked pending, to be embedded again.
-        """
-        tombstones = self.catalog.tombstones()
-        if tombstones:
-            self.vectors.delete(tombstones)
-            self.catalog.clear_tombstones(tombstones)
-        if not full:
-            return
-        # Chunks committed before the index is listed have their vectors in it, unless lost.
-        listed_before = self.catalog.chunk_ids()
-        in_index = self.vectors.ids()
-        # Vectors in the index whose transaction is still open (another replica's ingest) are not
-        # orphans: wait for it to end, then list the chunks it committed, if it did.
-        settled = self.catalog.wait_for_writers()
-        in_catalog = self.catalog.chunk_ids()
-        orphaned = sorted(in_index.difference(in_catalog))
-        if orphaned and settled:
-            self.vectors.delete(orphaned)
-        elif orphaned:
-            log.warning(
-                "left %d vectors without chunks in the index: a catalog write stayed open; "
-                "the next start deletes them, or `footnote store check` lists them",
-                len(orphaned),
-            )
-        lost = (i for i, embedded in listed_before.items() if embedded and i not in in_index)
-        missing = sorted(i for i in lost if in_catalog.get(i))
-        if missing:
-            self.catalog.mark_pending(missing)
+        """Drop vectors of chunks the catalog has deleted; with `full`, also find vectors without
+        chunks and chunks without vectors (`footnote.ingest.reconcile.reconcile`)."""
+        index_state.reconcile(self.catalog, self.vectors, full)

@@ -14,8 +14,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from footnote.ingest.discovery import select_path
 from footnote.ingest.loaders import unsupported_reason
-from footnote.ingest.pipeline import FileOutcome, Ingestor, IngestReport, select_path
+from footnote.ingest.pipeline import Ingestor
+from footnote.ingest.report import FileOutcome, IngestReport
 
 DEBOUNCE_MS = 300
 
