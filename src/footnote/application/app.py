@@ -3,40 +3,37 @@
 `create_app(settings)` builds everything lazily, so a command that only lists
 documents never loads a model, and tests build isolated apps on a temporary
 `FOOTNOTE_HOME`. Models can be passed in (test doubles are real subclasses of
-the protocols); otherwise they are resolved from the registry and hash-checked.
+the protocols); otherwise they are resolved from the registry and hash-checked
+(`footnote.application.models`).
 """
 
 from __future__ import annotations
 
-import logging
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent, AnswerPolicy, SupportModels
-from footnote.answer.judge import SupportJudge, open_judge
+from footnote.answer.judge import SupportJudge
+from footnote.application.models import Models
 from footnote.config import Settings
 from footnote.core.filters import SearchFilter
 from footnote.core.hits import SearchHit
-from footnote.core.language import reads
-from footnote.errors import FootnoteError, ModelError, NotFoundError
-from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
+from footnote.errors import FootnoteError, NotFoundError
+from footnote.ingest.pipeline import Ingestor
+from footnote.ingest.report import IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
-from footnote.models.cpu import choose_embedding, cpu_flags
-from footnote.models.registry import embedder_languages, model_languages, resolve_embedder
+from footnote.models.registry import embedder_languages
 from footnote.retrieval.postings import MemoryKeywordIndex
-from footnote.retrieval.rerank import Reranker, open_reranker
+from footnote.retrieval.rerank import Reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import DocumentRecord, open_catalog
 from footnote.store.timing import StoreObserver, timed
-from footnote.store.vector_stores import check_vectors, open_vectors, recorded_vector_embedding, vector_kind
+from footnote.store.vector_stores import check_vectors, open_vectors, vector_kind
 from footnote.store.vectors import VectorIndex
-
-if TYPE_CHECKING:
-    from footnote.models.onnx_embedder import ExportedModel
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -57,166 +54,26 @@ class Application:
         self.settings = settings
         settings.ensure_home()
         self.catalog = open_catalog(settings)
-        self._embedder = embedder
-        self._generator = generator
-        self._generator_given = generator is not None  # by the caller, not loaded from the settings
+        self.models = Models(settings, embedder, generator, judge, language_generator)
         self._vectors: VectorIndex | None = None
         self._index_reconciled = False
-        self._reranker: Reranker | None = None
-        self._judge = judge
         self._keyword_index: MemoryKeywordIndex | None = None
-        self._language_generator = language_generator
-        self._language_generator_missing = ""  # why no language model could be opened
         self._store_observer: StoreObserver | None = None
 
     # --- lazily built parts ----------------------------------------------------------------
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            location = resolve_embedder(self.settings.embedder)
-            runtime, precision = self.embedding_choice(location)
-            if runtime == "onnx":
-                self._embedder = self._onnx_embedder(location, precision)
-            elif precision == "bf16":
-                self._embedder = self._bf16_embedder(location)
-            else:
-                self._embedder = self._torch_embedder(location, precision)
-        return self._embedder
-
-    def embedding_choice(self, location: str) -> tuple[str, str]:
-        """The embedder's (runtime, precision): as set, else as the existing index records, else
-        the fastest on this CPU. A model id (not a local folder) has nothing to export, so torch
-        runs it; a local model that fails to export is an error instead."""
-        s = self.settings
-        precision: str = s.embed_precision
-        if precision == "auto" and s.embed_int8 is not None:
-            precision = "int8" if s.embed_int8 else "fp32"
-        local = Path(location).is_dir()
-        built = recorded_vector_embedding(s, s.embedder)
-        runtime, precision = choose_embedding(s.embed_runtime, precision, built, cpu_flags(), local)
-        if runtime == "onnx" and precision == "bf16":
-            raise ModelError(
-                "ONNX Runtime has no fast bf16 path on a CPU; set FOOTNOTE_EMBED_RUNTIME=torch (or auto) "
-                "for bf16, or FOOTNOTE_EMBED_PRECISION=int8 or fp32"
-            )
-        if precision == "bf16" and not local:
-            raise ModelError(
-                f"bf16 embedding needs a local model folder and '{s.embedder}' is a model id; "
-                "set FOOTNOTE_EMBED_PRECISION=fp32 or int8"
-            )
-        return runtime, precision
-
-    def _onnx_export(self, location: str, verify: bool = True, int8: bool = False) -> ExportedModel:
-        """The checked ONNX export of the local model (its int8 copy with `int8`)."""
-        s = self.settings
-        from footnote.models.onnx_embedder import exported_model
-        from footnote.models.onnx_int8 import quantized_model
-
-        try:
-            model = exported_model(Path(location), s.model_cache, s.embedder, verify=verify)
-            return quantized_model(model) if int8 else model
-        except ModelError as exc:
-            raise ModelError(
-                f"cannot embed through ONNX Runtime: {exc}. Or set FOOTNOTE_EMBED_RUNTIME=torch and "
-                "FOOTNOTE_EMBED_PRECISION=fp32 or int8 to embed with torch (an index built through "
-                "ONNX Runtime is then refused until rebuilt)"
-            ) from exc
-
-    def _onnx_embedder(self, location: str, precision: str) -> Embedder:
-        """The embedder through ONNX Runtime. Never torch in its place: the two give vectors
-        that an index built with the other cannot be searched with."""
-        from footnote.models.onnx_embedder import OnnxEmbedder
-
-        int8 = precision == "int8"
-        # With int8 only the float export's manifest is read: its graph is hashed if quantized again.
-        model = self._onnx_export(location, verify=not int8, int8=int8)
-        return OnnxEmbedder(model, self.settings.embedder, batch_size=self.settings.embed_batch_size)
-
-    def _bf16_embedder(self, location: str) -> Embedder:
-        from footnote.models.bf16 import Bf16Embedder
-
-        s = self.settings
-        model = self._onnx_export(location)
-        return Bf16Embedder(model, Path(location), s.embedder, batch_size=s.embed_batch_size)
-
-    def _torch_embedder(self, location: str, precision: str) -> Embedder:
-        from footnote.models.embedders import SentenceTransformerEmbedder
-
-        return SentenceTransformerEmbedder(
-            location,
-            display_name=self.settings.embedder,
-            batch_size=self.settings.embed_batch_size,
-            quantize=precision == "int8",
-        )
+        return self.models.embedder
 
     @property
     def generator(self) -> Generator:
-        if self._generator is None and self.settings.backends:
-            from footnote.models.backends import build_router
-
-            self._generator = build_router(self.settings.backends, embedded=self._embedded_generator)
-        if self._generator is None:
-            self._generator = self._embedded_generator()
-        return self._generator
+        return self.models.generator
 
     @property
     def generator_thread_safe(self) -> bool:
         """Can answers be generated in several threads at once (without loading the model)?"""
-        if self._generator is not None:
-            return self._generator.thread_safe
-        return bool(self.settings.backends)
-
-    def reads(self, language: str) -> bool:
-        """Does the answer model read `language`? An answer model that was handed in, or a fleet
-        of backends, is the user's choice and reads every language unless `llm_languages` says
-        otherwise."""
-        s = self.settings
-        chosen = self._generator_given or bool(s.backends)
-        languages = model_languages(s.llm, s.llm_languages) if s.llm_languages or not chosen else None
-        return reads(languages, language)
-
-    def generator_for(self, language: str) -> Generator | None:
-        """The model that answers questions in `language` that the answer model does not read:
-        the language model (`language_llm`) when it is installed and reads it; else None."""
-        s = self.settings
-        if self._language_generator is None and s.language_llm and not self._language_generator_missing:
-            self._language_generator = self._open_language_generator(s.language_llm)
-        if self._language_generator is None or not reads(model_languages(s.language_llm), language):
-            return None
-        return self._language_generator
-
-    def _open_language_generator(self, name: str) -> Generator | None:
-        from footnote.models.gguf import local_gguf
-        from footnote.models.llama import LlamaCppGenerator
-
-        try:
-            path = local_gguf(name, self.settings)
-        except NotFoundError as exc:
-            self._language_generator_missing = str(exc)
-            log.info("no language model: %s", exc)
-            return None
-        generator = LlamaCppGenerator(
-            path,
-            display_name=name,
-            context_length=self.settings.context_tokens,
-            threads=self.settings.threads,
-        )
-        log.info("loaded the language model %s", name)
-        return generator
-
-    def _embedded_generator(self) -> Generator:
-        from footnote.models.gguf import answer_model_file
-        from footnote.models.llama import LlamaCppGenerator
-
-        generator = LlamaCppGenerator(
-            answer_model_file(self.settings),
-            display_name=self.settings.llm,
-            context_length=self.settings.context_tokens,
-            threads=self.settings.threads,
-        )
-        log.info("loaded the answer model %s", generator.name)
-        return generator
+        return self.models.generator_thread_safe
 
     @property
     def vectors(self) -> VectorIndex:
@@ -236,16 +93,12 @@ class Application:
     @property
     def reranker(self) -> Reranker | None:
         """The second stage the settings name (`rerank`), opened once; None when it is off."""
-        if self._reranker is None:
-            self._reranker = open_reranker(self.settings)
-        return self._reranker
+        return self.models.reranker
 
     @property
     def judge(self) -> SupportJudge | None:
         """The support judge the settings name (`judge`), opened once; None when it is off."""
-        if self._judge is None:
-            self._judge = open_judge(self.settings)
-        return self._judge
+        return self.models.judge
 
     def retriever(self) -> HybridRetriever:
         if not self.catalog.searches_keywords and self._keyword_index is None:
@@ -295,7 +148,7 @@ class Application:
                 related_questions=related_questions,
                 judged=self.judge is not None,
             ),
-            languages=self,
+            languages=self.models,
         )
 
     def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:
@@ -406,8 +259,7 @@ class Application:
 
     def close(self) -> None:
         self.catalog.close()
-        if self._judge is not None:
-            self._judge.close()
+        self.models.close()
 
     # --- what the HTTP API reads, so that it never reaches into the stores itself ------------
 
@@ -457,3 +309,14 @@ def create_app(
         judge=judge,
         language_generator=language_generator,
     )
+
+
+@contextmanager
+def isolated_app(prefix: str, home: Path | None = None, **settings: Any) -> Iterator[Application]:
+    """An application on `home`, or else on a temporary data directory removed afterwards, with
+    these settings over the environment's: evaluations run there, never on the user's index."""
+    with ExitStack() as stack:
+        data = home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
+        app = create_app(Settings(home=data, **settings))
+        stack.callback(app.close)
+        yield app

@@ -1,0 +1,9 @@
+"""The application: settings, stores and models wired together once, and what the edges call.
+
+`app` holds the `Application` (stores, retrieval, answering, ingest) and `models` the models it
+opens when first needed.
+"""
+
+from footnote.application.app import Application, StoreHealth, create_app, isolated_app
+
+__all__ = ["Application", "StoreHealth", "create_app", "isolated_app"]
