@@ -10,7 +10,7 @@ the protocols); otherwise they are resolved from the registry and hash-checked
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -43,18 +43,12 @@ class StoreHealth:
 
 
 class Application:
-    def __init__(
-        self,
-        settings: Settings,
-        embedder: Embedder | None = None,
-        generator: Generator | None = None,
-        judge: SupportJudge | None = None,
-        language_generator: Generator | None = None,
-    ) -> None:
+    def __init__(self, settings: Settings, models: Models | None = None) -> None:
+        """`models`: those handed in by `create_app`; by default every one the settings name."""
         self.settings = settings
         settings.ensure_home()
         self.catalog = open_catalog(settings)
-        self.models = Models(settings, embedder, generator, judge, language_generator)
+        self.models = models or Models(settings)
         self._vectors: VectorIndex | None = None
         self._index_reconciled = False
         self._keyword_index: MemoryKeywordIndex | None = None
@@ -188,9 +182,9 @@ class Application:
             self.catalog,
             self.vectors,
             self.embedder,
-            s.chunk_tokens,
-            s.chunk_overlap,
-            s.embed_batch_size,
+            chunk_tokens=s.chunk_tokens,
+            chunk_overlap=s.chunk_overlap,
+            batch_size=s.embed_batch_size,
             include=include,
             exclude=exclude,
             full_reconcile=not self._index_reconciled,
@@ -302,21 +296,20 @@ def create_app(
     judge: SupportJudge | None = None,
     language_generator: Generator | None = None,
 ) -> Application:
-    return Application(
-        settings or Settings(),
-        embedder=embedder,
-        generator=generator,
-        judge=judge,
-        language_generator=language_generator,
-    )
+    """The application on `settings` (by default the environment's), with any model handed in
+    used instead of the one the settings name."""
+    settings = settings or Settings()
+    return Application(settings, Models(settings, embedder, generator, judge, language_generator))
 
 
 @contextmanager
-def isolated_app(prefix: str, home: Path | None = None, **settings: Any) -> Iterator[Application]:
+def isolated_app(
+    prefix: str, home: Path | None = None, settings: Mapping[str, Any] | None = None
+) -> Iterator[Application]:
     """An application on `home`, or else on a temporary data directory removed afterwards, with
-    these settings over the environment's: evaluations run there, never on the user's index."""
+    `settings` over the environment's: evaluations run there, never on the user's index."""
     with ExitStack() as stack:
         data = home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
-        app = create_app(Settings(home=data, **settings))
+        app = create_app(Settings(home=data, **(settings or {})))
         stack.callback(app.close)
         yield app
