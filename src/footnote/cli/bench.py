@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from footnote.cli import output
+from footnote.cli.options import JsonReportOption
 from footnote.errors import ConfigError
 
 bench_app = typer.Typer(
@@ -54,7 +55,7 @@ def load(
     ),
     label: Annotated[str, typer.Option(help="File name stem of the report.")] = "load",
     seed: Annotated[int, typer.Option(help="Seed of arrivals, question order and variants.")] = 0,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    json_output: JsonReportOption = False,
 ) -> None:
     """Open-loop arrivals at a ladder of rates: QPS, time to first token, time to first checked
     sentence and latency percentiles, 429s, RSS."""
@@ -98,7 +99,7 @@ def ingest(
     ],
     out: Annotated[Path, typer.Option(help="Folder for the JSON report.")] = Path("benchmarks/results"),
     label: Annotated[str, typer.Option(help="File name stem of the report.")] = "ingest",
-    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    json_output: JsonReportOption = False,
 ) -> None:
     """Time `footnote ingest` of your files (into a scratch data directory) against a plain
     sentence-transformers encode of the same texts in the same run: seconds, tokens embedded,
@@ -192,7 +193,7 @@ def ppl(
             help="The JSON report (default benchmarks/results/ppl-STAMP.json); the chart goes beside it."
         ),
     ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    json_output: JsonReportOption = False,
 ) -> None:
     """Perplexity of your text with footnote's scorer against transformers fp32 and a plain
     llama-cpp-python loop (logits_all) in the same run: same tokens, same windows; PPL, tokens/s

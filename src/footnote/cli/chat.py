@@ -1,12 +1,11 @@
-"""`footnote chat`: a multi-turn session in the terminal; each answer is checked like `ask`."""
+"""`footnote chat` and `ask`: answers streamed to the terminal, sentence by sentence as each is
+checked; a chat session keeps the last few turns as context."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
-
-import typer
+from typing import TYPE_CHECKING
 
 from footnote.cli import output
 from footnote.models.base import Message
@@ -49,16 +48,11 @@ def stream_answer(
     return answer.text
 
 
-def chat(
-    history_file: Annotated[
-        Path | None, typer.Option("--history", help="Start from this JSON list of {role, content} messages.")
-    ] = None,
-) -> None:
-    """Talk with your documents: follow-up questions keep the last few turns as context.
-
-    The models are loaded once, for the whole session."""
+def run_chat(open_app: Callable[[], Application], history_file: Path | None) -> None:
+    """The session: questions read from the terminal until an empty line or an exit word, each
+    answered after the turns before it; the application is opened once (`open_app`), after the
+    greeting, so the models load once for the whole session."""
     from footnote.answer.history import read_history
-    from footnote.cli.main import open_app
 
     history: list[Message] = read_history(history_file) if history_file else []
     output.console.print("Ask about your documents; an empty line or 'exit' ends the session.")

@@ -15,8 +15,8 @@ from footnote import __version__
 from footnote.application import Application, create_app
 from footnote.cli import output
 from footnote.cli.bench import bench_app
-from footnote.cli.chat import chat
 from footnote.cli.evaluate import eval_app
+from footnote.cli.options import JsonOption
 from footnote.cli.ppl import ppl
 from footnote.cli.serve import serve
 from footnote.cli.store import store_app
@@ -38,8 +38,6 @@ app.add_typer(store_app, name="store")
 app.command()(ppl)
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
 @app.callback()
@@ -235,7 +233,20 @@ def models_verify(
 
 
 app.command()(serve)
-app.command()(chat)
+
+
+@app.command()
+def chat(
+    history_file: Annotated[
+        Path | None, typer.Option("--history", help="Start from this JSON list of {role, content} messages.")
+    ] = None,
+) -> None:
+    """Talk with your documents: follow-up questions keep the last few turns as context.
+
+    The models are loaded once, for the whole session."""
+    from footnote.cli.chat import run_chat
+
+    run_chat(open_app, history_file)
 
 
 def run() -> None:

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 
 from footnote.cli import output
+from footnote.cli.options import JsonOption
 from footnote.config import Settings
 from footnote.errors import FootnoteError
 from footnote.models.gguf import answer_model_spec
@@ -201,7 +202,7 @@ def ppl(
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", min=2, help="Score only the first N tokens.")
     ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+    json_output: JsonOption = False,
 ) -> None:
     """Perplexity of a text: tokens scored, mean NLL, PPL ± standard error."""
     if protocol not in PROTOCOLS:

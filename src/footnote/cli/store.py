@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from footnote.cli import output
+from footnote.cli.options import JsonOption
 from footnote.config import Settings
 from footnote.store.catalog import open_catalog
 from footnote.store.moving import copy_index, drift, open_vectors_at, recorded_embedder
@@ -15,7 +16,6 @@ from footnote.store.postgres import PostgresCatalog
 from footnote.store.sqlite import SqliteCatalog
 
 store_app = typer.Typer(help="Move and check the catalog and vector stores.", no_args_is_help=True)
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 
 
 @store_app.command("migrate")
