@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from contextlib import ExitStack
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +9,14 @@ from rich.table import Table
 
 from footnote.cli import output
 from footnote.cli.progress import question_bar
-from footnote.config import Settings
 from footnote.evaluation.docqa import (
     CORPUS_FOLDER,
     DocOutcome,
+    doc_report,
     evaluate_doc_questions,
     load_doc_questions,
-    metrics_by_kind,
 )
+from footnote.evaluation.system import UNMEASURED
 
 _COLUMNS = {
     "questions": "n",
@@ -43,41 +40,23 @@ def run_doc_evaluation(
     model: str | None = None,
     home: Path | None = None,
 ) -> dict[str, Any]:
-    from footnote.application import create_app
+    from footnote.application import isolated_app
     from footnote.cli.progress import IngestProgress
 
     items = load_doc_questions(folder, limit, skip)
-    with ExitStack() as stack:
-        data = home or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="footnote-eval-docs-")))
-        settings = Settings(home=data, llm=model) if model else Settings(home=data)
-        app = create_app(settings)
-        stack.callback(app.close)
+    chosen = {"llm": model} if model else {}
+    with isolated_app("footnote-eval-docs-", home, {**chosen, **UNMEASURED}) as app:
         with IngestProgress(enabled=not json_output) as progress:
             app.ingest([folder / CORPUS_FOLDER], progress.update)
         engine = app.answer_engine()
-        engine = replace(engine, policy=replace(engine.policy, related_questions=False))  # not measured here
-        bar = question_bar(enabled=not json_output)
-        with bar:
+        with question_bar(enabled=not json_output) as bar:
             task = bar.add_task("questions", total=len(items))
 
             def advance(_: DocOutcome) -> None:
                 bar.advance(task)
 
             outcomes = evaluate_doc_questions(engine, items, advance)
-        report: dict[str, Any] = {
-            "dataset": str(folder),
-            "skipped": skip,
-            "settings": {
-                "llm": app.settings.llm,
-                "llm_quantization": app.settings.llm_quantization,
-                "embedder": app.settings.embedder,
-                "top_k": app.settings.top_k,
-                "reader": app.settings.reader,
-                "evidence_tokens": app.settings.evidence_tokens,
-            },
-            "metrics": metrics_by_kind(outcomes),
-            "questions": [vars(o) for o in outcomes],
-        }
+        report = doc_report(folder, skip, app.settings, outcomes)
     if json_output:
         output.print_json(report)
     else:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated
 
@@ -11,9 +9,9 @@ import typer
 from rich.table import Table
 
 from footnote.cli import output
+from footnote.cli.options import JsonOption
 from footnote.config import Settings
-from footnote.errors import FootnoteError
-from footnote.evaluation.retrieval import EXPANDED_MODE, MODES, RERANK_MODE, ModeResult
+from footnote.evaluation.retrieval import ModeResult
 
 eval_app = typer.Typer(help="Measure retrieval quality.", no_args_is_help=True)
 
@@ -39,36 +37,26 @@ def retrieval(
         Path | None,
         typer.Option(help="Keep the index here and reuse it next time (default: a temporary folder)."),
     ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+    json_output: JsonOption = False,
 ) -> None:
     """Index the corpus in isolation, run every judged query, print nDCG@10, MRR@10, Recall@10/100."""
-    from footnote.application import create_app
+    from footnote.application import isolated_app
     from footnote.cli.progress import IngestProgress
     from footnote.evaluation.beir import load_beir
-    from footnote.evaluation.retrieval import run_evaluation
+    from footnote.evaluation.retrieval import chosen_modes, run_evaluation
 
-    settings = Settings()
-    reranking, expanding = settings.rerank != "none", settings.query_expansion > 0
-    chosen = modes or [*MODES, *([RERANK_MODE] if reranking else []), *([EXPANDED_MODE] if expanding else [])]
-    unknown = [mode for mode in chosen if mode not in (*MODES, RERANK_MODE, EXPANDED_MODE)]
-    if unknown:
-        raise FootnoteError(f"unknown --mode '{unknown[0]}'; use keyword, dense, hybrid, rerank or expanded")
-    if RERANK_MODE in chosen and not reranking:
-        raise FootnoteError("--mode rerank needs a reranker: set FOOTNOTE_RERANK to cross-encoder or llm")
-    if EXPANDED_MODE in chosen and not expanding:
-        raise FootnoteError("--mode expanded needs FOOTNOTE_QUERY_EXPANSION above 0 (e.g. 0.3)")
+    chosen = chosen_modes(modes, Settings())
     dataset = load_beir(dataset_dir, split, limit_queries)
 
     def show(result: ModeResult) -> None:
         if not json_output:
             output.errors.print(f"{result.mode}: nDCG@10 {result.ndcg_at_10:.4f}")
 
-    with ExitStack() as stack:
-        home = index_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="footnote-eval-")))
-        app = create_app(Settings(home=home))
-        stack.callback(app.close)
-        with IngestProgress(enabled=not json_output) as progress:
-            summary, results = run_evaluation(app, dataset, chosen, progress.update, show)
+    with (
+        isolated_app("footnote-eval-", index_dir) as app,
+        IngestProgress(enabled=not json_output) as progress,
+    ):
+        summary, results = run_evaluation(app, dataset, chosen, progress.update, show)
     if json_output:
         output.print_json({**summary, "split": split})
     else:
@@ -99,24 +87,57 @@ def _cells(scores: dict[str, float]) -> list[str]:
     return [f"{scores[name]:.4f}" for name in ("ndcg@10", "mrr@10", "recall@10", "recall@100")]
 
 
+AnswerSet = Annotated[
+    Path,
+    typer.Argument(
+        help="RGB-style JSONL (query, answer, positive and negative passages), or a document set: "
+        "a folder with corpus/ and questions.jsonl (question, answers, source, evidence, kind)."
+    ),
+]
+Runs = Annotated[
+    list[str] | None,
+    typer.Option("--run", help="reading, unanswerable, unrelated or end_to_end (repeatable; default all)."),
+]
+Noise = Annotated[
+    float,
+    typer.Option(
+        "--noise",
+        min=0.0,
+        max=0.99,
+        help="Share of distractor passages in the reading run (RGB's noise rate; at least one "
+        "positive is always given).",
+    ),
+]
+Judge = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="Also score each citation with this support model (CrossEncoder folder or cached id, "
+        "or llm:<model>): the share whose quote it finds supporting.",
+    ),
+]
+Calibrate = Annotated[
+    bool,
+    typer.Option(
+        "--calibrate",
+        help="Answer with the abstention gate off and choose its threshold on half the questions.",
+    ),
+]
+IndexDir = Annotated[
+    Path | None,
+    typer.Option(
+        help="Document sets: keep the ingested corpus here and reuse it (default: a temporary folder)."
+    ),
+]
+
+
 @eval_app.command("answers")
 def answers(
-    dataset: Annotated[
-        Path,
-        typer.Argument(
-            help="RGB-style JSONL (query, answer, positive and negative passages), or a document set: "
-            "a folder with corpus/ and questions.jsonl (question, answers, source, evidence, kind)."
-        ),
-    ],
+    dataset: AnswerSet,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Use only the first N questions.")
     ] = None,
-    runs: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--run", help="reading, unanswerable, unrelated or end_to_end (repeatable; default all)."
-        ),
-    ] = None,
+    runs: Runs = None,
     skip: Annotated[
         int, typer.Option("--skip", min=0, help="Leave out the first N questions (e.g. those used to tune).")
     ] = 0,
@@ -124,38 +145,11 @@ def answers(
         str | None, typer.Option("--model", "-m", help="Answer model (registered name or GGUF path).")
     ] = None,
     passages: Annotated[int, typer.Option(min=1, max=20, help="Passages per question when given.")] = 5,
-    noise: Annotated[
-        float,
-        typer.Option(
-            "--noise",
-            min=0.0,
-            max=0.99,
-            help="Share of distractor passages in the reading run (RGB's noise rate; at least one "
-            "positive is always given).",
-        ),
-    ] = 0.6,
-    judge: Annotated[
-        str | None,
-        typer.Option(
-            "--judge",
-            help="Also score each citation with this support model (CrossEncoder folder or cached id, "
-            "or llm:<model>): the share whose quote it finds supporting.",
-        ),
-    ] = None,
-    calibrate: Annotated[
-        bool,
-        typer.Option(
-            "--calibrate",
-            help="Answer with the abstention gate off and choose its threshold on half the questions.",
-        ),
-    ] = False,
-    index_dir: Annotated[
-        Path | None,
-        typer.Option(
-            help="Document sets: keep the ingested corpus here and reuse it (default: a temporary folder)."
-        ),
-    ] = None,
-    json_output: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+    noise: Noise = 0.6,
+    judge: Judge = None,
+    calibrate: Calibrate = False,
+    index_dir: IndexDir = None,
+    json_output: JsonOption = False,
 ) -> None:
     """Answer every question and score correctness, citations, abstention and latency.
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import math
 import random
 import statistics
@@ -49,12 +48,12 @@ from typing import Any
 
 from footnote.answer.engine import Answer, AnswerEngine
 from footnote.answer.judge import SupportJudge
-from footnote.application import Application
 from footnote.core.document import Block, Document
 from footnote.core.hits import SearchHit
 from footnote.core.language import detect_language
-from footnote.errors import FootnoteError
-from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
+from footnote.evaluation.datasets import AnswerDatasetError, read_jsonl, record_fields
+from footnote.evaluation.system import EvaluatedSystem
+from footnote.ingest.report import IngestReport, ProgressCallback
 
 RUNS = ("reading", "unanswerable", "unrelated", "end_to_end")
 ANSWERABLE_RUNS = ("reading", "end_to_end")
@@ -66,10 +65,6 @@ DEFAULT_NOISE = 0.6
 JUDGED_SUPPORT = 0.5
 # Shown as each source's title; without one the prompt would show the hash path, which models copy.
 PASSAGE_TITLE = "Passage"
-
-
-class AnswerDatasetError(FootnoteError):
-    """An answer-evaluation file is missing or holds a malformed record."""
 
 
 @dataclass(frozen=True)
@@ -156,32 +151,20 @@ def load_records(path: Path, limit: int | None = None, skip: int = 0) -> list[An
     if not path.is_file():
         raise AnswerDatasetError(f"{path} is not a file; pass a JSONL file such as rgb/en_fact.jsonl")
     records: list[AnswerRecord] = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            if skip > 0:
-                skip -= 1
-                continue
-            try:
-                raw = json.loads(line)
-                records.append(
-                    AnswerRecord(
-                        str(raw.get("id", number)),
-                        str(raw["query"]),
-                        gold_answers(raw["answer"]),
-                        [str(p) for p in raw["positive"]],
-                        [str(p) for p in raw.get("negative", [])],
-                    )
+    needs = "records need query, answer and positive fields"
+    for number, raw in read_jsonl(path, AnswerDatasetError, skip):
+        with record_fields(path, number, needs, AnswerDatasetError):
+            records.append(
+                AnswerRecord(
+                    str(raw.get("id", number)),
+                    str(raw["query"]),
+                    gold_answers(raw["answer"]),
+                    [str(p) for p in raw["positive"]],
+                    [str(p) for p in raw.get("negative", [])],
                 )
-            except json.JSONDecodeError as exc:
-                raise AnswerDatasetError(f"{path} line {number} is not JSON ({exc.msg})") from exc
-            except (KeyError, TypeError) as exc:
-                raise AnswerDatasetError(
-                    f"{path} line {number}: records need query, answer and positive fields ({exc})"
-                ) from exc
-            if limit is not None and len(records) >= limit:
-                break
+            )
+        if limit is not None and len(records) >= limit:
+            break
     return records
 
 
@@ -239,14 +222,10 @@ def pooled_documents(records: Sequence[AnswerRecord]) -> Iterator[Document]:
 
 
 def index_passages(
-    app: Application, records: Sequence[AnswerRecord], progress: ProgressCallback | None = None
+    app: EvaluatedSystem, records: Sequence[AnswerRecord], progress: ProgressCallback | None = None
 ) -> IngestReport:
     """Index the pooled passages of `records` into `app` for the end-to-end run."""
-    s = app.settings
-    ingestor = Ingestor(
-        app.catalog, app.vectors, app.embedder, s.chunk_tokens, s.chunk_overlap, s.embed_batch_size
-    )
-    return ingestor.ingest_documents(pooled_documents(records), mtime=0.0, progress=progress)
+    return app.ingestor().ingest_documents(pooled_documents(records), mtime=0.0, progress=progress)
 
 
 def score_answer(

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from footnote.errors import FootnoteError
-
-
-class DatasetError(FootnoteError):
-    """A dataset folder is missing a file or holds a malformed record."""
+from footnote.evaluation.datasets import DatasetError, read_jsonl
 
 
 @dataclass(frozen=True)
@@ -67,14 +62,8 @@ def _required(path: Path) -> Path:
 
 
 def _jsonl(path: Path) -> Iterator[dict[str, object]]:
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path} line {number} is not JSON ({exc.msg})") from exc
+    for _, record in read_jsonl(path):
+        yield record
 
 
 def _read_qrels(path: Path) -> dict[str, dict[str, int]]:

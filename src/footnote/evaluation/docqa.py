@@ -19,7 +19,6 @@ each answer is scored:
 
 from __future__ import annotations
 
-import json
 import re
 import statistics
 import time
@@ -30,16 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from footnote.answer.engine import Answer, AnswerEngine, DoneEvent, SentenceEvent
+from footnote.config import Settings
 from footnote.core.stats import percentile
-from footnote.errors import FootnoteError
+from footnote.evaluation.datasets import DocSetError, read_jsonl, record_fields
 
 UNANSWERABLE = "unanswerable"
 QUESTIONS_FILE = "questions.jsonl"
 CORPUS_FOLDER = "corpus"
-
-
-class DocSetError(FootnoteError):
-    """A document question set is missing a part or holds a malformed item."""
 
 
 @dataclass(frozen=True)
@@ -92,11 +88,8 @@ def load_doc_questions(folder: Path, limit: int | None = None, skip: int = 0) ->
         )
     items: list[DocQuestion] = []
     path = folder / QUESTIONS_FILE
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
+    for number, raw in read_jsonl(path, DocSetError):
+        with record_fields(path, number, "items need question and answers fields", DocSetError):
             answers = tuple(str(answer) for answer in raw.get("answers") or ())
             item = DocQuestion(
                 str(raw.get("id", number)),
@@ -106,12 +99,6 @@ def load_doc_questions(folder: Path, limit: int | None = None, skip: int = 0) ->
                 raw.get("evidence"),
                 str(raw.get("kind") or ("factoid" if answers else UNANSWERABLE)),
             )
-        except json.JSONDecodeError as exc:
-            raise DocSetError(f"{path} line {number} is not JSON ({exc.msg})") from exc
-        except (KeyError, TypeError) as exc:
-            raise DocSetError(
-                f"{path} line {number}: items need question and answers fields ({exc})"
-            ) from exc
         items.append(item)
     return items[skip:][:limit] if limit is not None else items[skip:]
 
@@ -197,6 +184,25 @@ def evaluate_doc_questions(
         if on_question:
             on_question(outcome)
     return outcomes
+
+
+def doc_report(folder: Path, skip: int, settings: Settings, outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
+    """The evaluation of the set at `folder` as `--json` prints it: what was asked, with which
+    settings, the figures per kind and every outcome."""
+    return {
+        "dataset": str(folder),
+        "skipped": skip,
+        "settings": {
+            "llm": settings.llm,
+            "llm_quantization": settings.llm_quantization,
+            "embedder": settings.embedder,
+            "top_k": settings.top_k,
+            "reader": settings.reader,
+            "evidence_tokens": settings.evidence_tokens,
+        },
+        "metrics": metrics_by_kind(outcomes),
+        "questions": [vars(o) for o in outcomes],
+    }
 
 
 def _share(part: int, whole: int) -> float | None:

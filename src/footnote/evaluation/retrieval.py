@@ -12,12 +12,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from footnote.application import Application
+from footnote.config import Settings
 from footnote.core.document import Block, Document
 from footnote.core.language import detect_language
+from footnote.errors import FootnoteError
 from footnote.evaluation.beir import BeirDataset, CorpusRecord
 from footnote.evaluation.metrics import mean_metrics
-from footnote.ingest.pipeline import Ingestor, IngestReport, ProgressCallback
+from footnote.evaluation.system import EvaluatedSystem
+from footnote.ingest.pipeline import Ingestor
+from footnote.ingest.report import IngestReport, ProgressCallback
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import BM25_COLUMN_WEIGHTS
 
@@ -152,42 +155,60 @@ def evaluate_retrieval(
     return results
 
 
+def chosen_modes(modes: Sequence[str] | None, settings: Settings) -> list[str]:
+    """The modes to score: those asked for, else every one the settings allow (rerank with a
+    reranker, expanded with query expansion); an unknown or unavailable mode is an error."""
+    reranking, expanding = settings.rerank != "none", settings.query_expansion > 0
+    optional = [*([RERANK_MODE] if reranking else []), *([EXPANDED_MODE] if expanding else [])]
+    chosen = list(modes or [*MODES, *optional])
+    unknown = [mode for mode in chosen if mode not in (*MODES, RERANK_MODE, EXPANDED_MODE)]
+    if unknown:
+        raise FootnoteError(f"unknown --mode '{unknown[0]}'; use keyword, dense, hybrid, rerank or expanded")
+    if RERANK_MODE in chosen and not reranking:
+        raise FootnoteError("--mode rerank needs a reranker: set FOOTNOTE_RERANK to cross-encoder or llm")
+    if EXPANDED_MODE in chosen and not expanding:
+        raise FootnoteError("--mode expanded needs FOOTNOTE_QUERY_EXPANSION above 0 (e.g. 0.3)")
+    return chosen
+
+
 def run_evaluation(
-    app: Application,
+    app: EvaluatedSystem,
     dataset: BeirDataset,
     modes: Sequence[str] = MODES,
     progress: ProgressCallback | None = None,
     on_mode: Callable[[ModeResult], None] | None = None,
 ) -> tuple[dict[str, Any], list[ModeResult]]:
     """Index `dataset` into `app` (incrementally) and score `modes`; a summary for `--json` too."""
-    s = app.settings
-    ingestor = Ingestor(
-        app.catalog, app.vectors, app.embedder, s.chunk_tokens, s.chunk_overlap, s.embed_batch_size
-    )
-    report = index_dataset(ingestor, dataset, progress)
+    report = index_dataset(app.ingestor(), dataset, progress)
     app.keep_keyword_index(wait=True)
-    results = evaluate_retrieval(app.retriever(), dataset, app.retrieval_params(10), modes, on_mode=on_mode)
+    retriever, base = app.retriever(), app.retrieval_params(10)
+    results = evaluate_retrieval(retriever, dataset, base, modes, on_mode=on_mode)
     summary = {
         "dataset": dataset.name,
         "queries": len(dataset.queries),
         "ingest": report.summary(),
-        "settings": {
-            "embedder": s.embedder,
-            "embedder_identity": app.embedder.identity,
-            "chunk_tokens": s.chunk_tokens,
-            "chunk_overlap": s.chunk_overlap,
-            "rrf_k": s.rrf_k,
-            "rrf_keyword_weight": s.rrf_keyword_weight,
-            "rrf_dense_weight": s.rrf_dense_weight,
-            "rrf_unread_weight": s.rrf_unread_weight,
-            "embedder_languages": sorted(app.retriever().dense_languages or []) or "every",
-            "bm25_column_weights": list(BM25_COLUMN_WEIGHTS),
-            "candidate_chunks": evaluation_params(app.retrieval_params(10), "hybrid").keyword_candidates,
-            "rerank": s.rerank,
-            "rerank_model": s.rerank_model,
-            "rerank_candidates": s.rerank_candidates if s.rerank != "none" else 0,
-            "query_expansion": s.query_expansion,
-        },
+        "settings": _settings(app.settings, retriever, base),
         "results": [result.to_dict() for result in results],
     }
     return summary, results
+
+
+def _settings(s: Settings, retriever: HybridRetriever, base: RetrievalParams) -> dict[str, Any]:
+    """What the figures depend on, for the report."""
+    return {
+        "embedder": s.embedder,
+        "embedder_identity": retriever.embedder.identity,
+        "chunk_tokens": s.chunk_tokens,
+        "chunk_overlap": s.chunk_overlap,
+        "rrf_k": s.rrf_k,
+        "rrf_keyword_weight": s.rrf_keyword_weight,
+        "rrf_dense_weight": s.rrf_dense_weight,
+        "rrf_unread_weight": s.rrf_unread_weight,
+        "embedder_languages": sorted(retriever.dense_languages or []) or "every",
+        "bm25_column_weights": list(BM25_COLUMN_WEIGHTS),
+        "candidate_chunks": evaluation_params(base, "hybrid").keyword_candidates,
+        "rerank": s.rerank,
+        "rerank_model": s.rerank_model,
+        "rerank_candidates": s.rerank_candidates if s.rerank != "none" else 0,
+        "query_expansion": s.query_expansion,
+    }
