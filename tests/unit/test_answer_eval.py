@@ -15,6 +15,7 @@ from footnote.answer.engine import AnswerEngine
 from footnote.answer.prompt import NO_ANSWER
 from footnote.application import Application, create_app
 from footnote.config import Settings
+from footnote.errors import FootnoteError
 from footnote.evaluation.answers import (
     AnswerDatasetError,
     AnswerRecord,
@@ -278,3 +279,23 @@ def test_a_mixed_language_run_is_also_scored_per_language() -> None:
     assert set(parts) == {"en", "zh"}
     assert parts["en"].metrics()["correctness"] == 1.0 and parts["zh"].metrics()["correctness"] == 0.5
     assert RunResult("reading", [outcome("谁赢了？", True)]).by_language() == {}
+
+
+def test_a_calibrating_evaluation_answers_on_an_app_built_with_every_gate_off(settings: Settings) -> None:
+    from footnote.evaluation.answer_runs import AnswerPlan, evaluate_answers
+
+    plan = AnswerPlan(("reading", "unanswerable"), passages=2, calibrate=True)
+    gated = Settings(home=settings.home, reader="sources", **plan.app_settings())
+    app = create_app(gated, embedder=HashingEmbedder(), generator=ScriptedGenerator([POSITIVE] * 2))
+    try:
+        evaluation = evaluate_answers(app, [RECORD], plan)
+    finally:
+        app.close()
+    assert [r.run for r in evaluation.results] == ["reading", "unanswerable"]
+    assert evaluation.settings["relevance_floor"] == evaluation.settings["abstain_below"] == 0.0
+    assert [c.gate for c in evaluation.calibrations] == ["answers", "quotes"]
+    assert not gated.related_questions and not gated.decline_unknown_names
+    report = evaluation.to_dict(Path("set.jsonl"), 0)
+    assert report["questions"] == 1 and set(report["runs"]) == {"reading", "unanswerable"}
+    with pytest.raises(FootnoteError, match="--calibrate needs the reading run"):
+        AnswerPlan(("reading",), calibrate=True)
