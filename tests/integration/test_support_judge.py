@@ -8,12 +8,14 @@ from footnote.answer.citations import CitationChecker
 from footnote.answer.judge import LlmJudge, open_judge
 from footnote.config import Settings
 from footnote.core.hits import SearchHit
+from footnote.perplexity import scorer_opener
 
 SOURCE = "The Fresnel lens was invented by the French physicist Augustin-Jean Fresnel in 1822."
 
 
 def test_an_llm_judge_opens_from_the_settings_and_scores_real_pairs(tmp_path: Path) -> None:
-    judge = open_judge(Settings(home=tmp_path, verify_model="llm:smollm2-135m"))
+    settings = Settings(home=tmp_path, verify_model="llm:smollm2-135m")
+    judge = open_judge(settings, scorer_opener(settings))
     assert isinstance(judge, LlmJudge) and judge.name == "llm:smollm2-135m"
     try:
         scores = judge.support([(SOURCE, SOURCE), (SOURCE, "Tides are caused by the wind.")])

@@ -18,6 +18,7 @@ from footnote.evaluation.beir import load_beir
 from footnote.evaluation.retrieval import RERANK_MODE, evaluate_retrieval, evaluation_params, index_dataset
 from footnote.ingest.pipeline import Ingestor
 from footnote.models.scoring import TokenScorer
+from footnote.perplexity import scorer_opener
 from footnote.retrieval.rerank import LlmReranker, Reranker, open_reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import Catalog
@@ -190,7 +191,8 @@ def test_reranking_is_off_by_default_and_needs_a_model_for_the_cross_encoder(tmp
 
 
 def test_the_llm_reranker_on_the_bundled_model_gives_log_probabilities(tmp_path: Path) -> None:
-    reranker = open_reranker(Settings(home=tmp_path, rerank="llm"))
+    settings = Settings(home=tmp_path, rerank="llm")
+    reranker = open_reranker(settings, scorer_opener(settings))
     assert isinstance(reranker, LlmReranker)
     texts = ["Honeybees dance to show where flowers are.", "The Moon raises two tides a day."]
     try:

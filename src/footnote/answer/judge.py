@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from footnote.errors import ConfigError
 from footnote.models.cross_encoder import open_cross_encoder
+from footnote.models.scoring import ScorerOpener
 from footnote.models.yes_no import YesNoScorer, sigmoid
 
 if TYPE_CHECKING:
@@ -107,16 +108,17 @@ class LlmJudge(SupportJudge):
         self.question.close()
 
 
-def open_judge(settings: Settings) -> SupportJudge | None:
-    """The support judge the settings name, or None when answers are checked without one."""
+def open_judge(settings: Settings, open_scorer: ScorerOpener | None = None) -> SupportJudge | None:
+    """The support judge the settings name, or None when answers are checked without one; an LLM
+    judge scores with what `open_scorer` opens (`footnote.perplexity.scorer_opener(settings)`)."""
     spec = settings.judge
     if not spec:
         return None
     if spec.startswith(LLM_PREFIX):
-        from footnote.perplexity.models import open_scorer
-
+        if open_scorer is None:
+            raise ValueError("an LLM judge needs a scorer opener (footnote.perplexity.scorer_opener)")
         context = 1 + MAX_PREMISE_TOKENS + MAX_CLAIM_TOKENS + 64  # BOS, both texts, the prompt
-        return LlmJudge(open_scorer(spec.removeprefix(LLM_PREFIX), settings, context_length=context))
+        return LlmJudge(open_scorer(spec.removeprefix(LLM_PREFIX), context))
     return CrossEncoderJudge(spec)
 
 

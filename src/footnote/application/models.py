@@ -18,6 +18,7 @@ from footnote.errors import ModelError, NotFoundError
 from footnote.models.base import Embedder, Generator
 from footnote.models.cpu import choose_embedding, cpu_flags
 from footnote.models.registry import model_languages, resolve_embedder
+from footnote.perplexity import scorer_opener
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.store.vector_stores import recorded_vector_embedding
 
@@ -204,14 +205,14 @@ class Models:
     def reranker(self) -> Reranker | None:
         """The second stage the settings name (`rerank`), opened once; None when it is off."""
         if self._reranker is None:
-            self._reranker = open_reranker(self.settings)
+            self._reranker = open_reranker(self.settings, scorer_opener(self.settings))
         return self._reranker
 
     @property
     def judge(self) -> SupportJudge | None:
         """The support judge the settings name (`judge`), opened once; None when it is off."""
         if self._judge is None:
-            self._judge = open_judge(self.settings)
+            self._judge = open_judge(self.settings, scorer_opener(self.settings))
         return self._judge
 
     def close(self) -> None:

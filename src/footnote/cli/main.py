@@ -60,6 +60,9 @@ def main(
             f"FOOTNOTE_LOG_LEVEL={level.lower()} is not a level; use one of debug, info, warning, error"
         )
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    # httpx logs every request at info (each call to a Chroma server or an LLM backend): debug shows them.
+    if level != "DEBUG":
+        logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 def open_app() -> Application:

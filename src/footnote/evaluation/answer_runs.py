@@ -30,6 +30,7 @@ from footnote.evaluation.answers import (
 )
 from footnote.evaluation.system import UNMEASURED, EvaluatedSystem
 from footnote.ingest.report import Progress
+from footnote.perplexity import scorer_opener
 
 # The stage before the runs when the end-to-end run is asked for.
 INDEXING = "indexing passages"
@@ -124,7 +125,8 @@ def evaluate_answers(
     """Answer `records` in every run of `plan` on `app` (built with `plan.app_settings()`), and
     with `plan.calibrate` fit each gate's threshold."""
     engine = app.answer_engine()
-    judge = open_judge(app.settings.model_copy(update={"judge": plan.judge})) if plan.judge else None
+    judged = app.settings.model_copy(update={"judge": plan.judge})
+    judge = open_judge(judged, scorer_opener(judged)) if plan.judge else None
     try:
         results = _runs(app, engine, records, plan, judge, progress or _Quiet())
     finally:

@@ -8,7 +8,7 @@ with them too, which is why they live with the other model protocols.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 
 
@@ -79,3 +79,9 @@ class TokenScorer(ABC):
         self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.close()
+
+
+# Opens the token scorer of a model spec whose windows hold up to the given number of tokens
+# (`footnote.perplexity.scorer_opener` makes one from the settings): handed to the LLM reranker
+# and the LLM judge, which sit below perplexity and cannot open one themselves.
+ScorerOpener = Callable[[str, int], TokenScorer]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from footnote.models.scoring import Tokenizer, TokenScorer
 from footnote.perplexity.errors import RemoteScorerError, ScoringOptionError, TextInputError
-from footnote.perplexity.models import open_perplexity_scorer, open_scorer
+from footnote.perplexity.models import open_perplexity_scorer, open_scorer, scorer_opener
 from footnote.perplexity.runner import (
     PROTOCOLS,
     ProgressSink,
@@ -66,4 +66,5 @@ __all__ = [
     "score_file",
     "score_string",
     "score_text",
+    "scorer_opener",
 ]

@@ -14,13 +14,18 @@ from pathlib import Path
 from footnote.config import Settings
 from footnote.models.gguf import local_gguf
 from footnote.models.registry import REGISTRY
-from footnote.models.scoring import TokenScorer
+from footnote.models.scoring import ScorerOpener, TokenScorer
 
 TRANSFORMERS_PREFIX = "transformers:"
 
 
 def is_remote(spec: str) -> bool:
     return spec.startswith(("http://", "https://"))
+
+
+def scorer_opener(settings: Settings) -> ScorerOpener:
+    """What the LLM reranker and judge open their scorer with: `open_scorer` on these settings."""
+    return lambda spec, context_length: open_scorer(spec, settings, context_length=context_length)
 
 
 def open_scorer(

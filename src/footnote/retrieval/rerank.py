@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from footnote.core.hits import SearchHit
 from footnote.errors import ConfigError, ModelError
 from footnote.models.cross_encoder import open_cross_encoder
+from footnote.models.scoring import ScorerOpener
 from footnote.models.yes_no import YesNoScorer
 
 if TYPE_CHECKING:
@@ -96,8 +97,9 @@ class LlmReranker(Reranker):
         self.question.close()
 
 
-def open_reranker(settings: Settings) -> Reranker | None:
-    """The reranker the settings name, or None when reranking is off."""
+def open_reranker(settings: Settings, open_scorer: ScorerOpener | None = None) -> Reranker | None:
+    """The reranker the settings name, or None when reranking is off; an LLM reranker scores with
+    what `open_scorer` opens (`footnote.perplexity.scorer_opener(settings)`)."""
     if settings.rerank == "none":
         return None
     if settings.rerank == "cross-encoder":
@@ -106,6 +108,6 @@ def open_reranker(settings: Settings) -> Reranker | None:
                 "FOOTNOTE_RERANK=cross-encoder needs FOOTNOTE_RERANK_MODEL: a CrossEncoder folder or model id"
             )
         return CrossEncoderReranker(settings.rerank_model)
-    from footnote.perplexity.models import open_scorer
-
-    return LlmReranker(open_scorer(settings.rerank_model or settings.llm, settings, context_length=512))
+    if open_scorer is None:
+        raise ValueError("an LLM reranker needs a scorer opener (footnote.perplexity.scorer_opener)")
+    return LlmReranker(open_scorer(settings.rerank_model or settings.llm, 512))
