@@ -79,10 +79,15 @@ def test_migrate_keeps_ids_and_vectors_and_the_shared_stores_answer_alike(
         for query in QUERIES:
             expected = [(h.chunk_id, round(h.score, 6)) for h in embedded.search(query, 8)]
             assert [(h.chunk_id, round(h.score, 6)) for h in shared.search(query, 8)] == expected, query
-        # A new document takes ids the copied ones never held.
+        # A new document takes ids the copied ones never held, and its words are searchable.
+        copied = set(shared.catalog.chunk_ids())
         (tmp_path / "new.md").write_text("# Kites\n\nKites fly on the wind.\n", encoding="utf-8")
         report = shared.ingest([tmp_path / "new.md"])
-        assert report.count("new") == 1 and [h.title for h in shared.search("kites wind", 1)] == ["Kites"]
+        added = set(shared.catalog.chunk_ids()) - copied
+        assert report.count("new") == 1 and len(added) == 1
+        texts = [chunk.text for chunk in shared.catalog.chunks(sorted(added)).values()]
+        assert texts == ["# Kites\n\nKites fly on the wind."]
+        assert [h.title for h in shared.search("kites wind", 1, mode="keyword")] == ["Kites"]
     finally:
         embedded.close()
         shared.close()
