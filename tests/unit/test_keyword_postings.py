@@ -237,3 +237,29 @@ def test_an_unreadable_postings_file_is_rebuilt(store: tuple[Catalog, Ingestor],
     index.sync()
     for query in QUERIES:
         assert_same_ranking(index, catalog, query)
+
+
+def test_equal_scores_at_the_cut_keep_the_lowest_ids_as_fts5_does(tmp_path: Path) -> None:
+    # Chunks that score alike (same words, same length) are cut at `limit` by chunk id, as FTS5's
+    # ORDER BY rank, rowid cuts them, whatever order the postings hold their rows in.
+    catalog = SqliteCatalog(tmp_path / "catalog.sqlite3")
+    embedder = HashingEmbedder()
+    vectors = ChromaVectorIndex(tmp_path / "vectors", embedder.name, embedder.dimension)
+    ingestor = Ingestor(catalog, vectors, embedder, chunk_tokens=24, chunk_overlap=0)
+    alike = [(("Tides",), "Spring tides follow the new and the full moon.")]
+    better = [(("Tides",), "Spring tides and neap tides: tides follow the moon.")]
+    ingestor.ingest_documents(
+        document(f"/notes/tides-{number:02d}.md", "Tides", better if number % 7 == 0 else alike)
+        for number in range(50)
+    )
+    try:
+        index = MemoryKeywordIndex(catalog)
+        index.sync()
+        for limit in (3, 10, 20):
+            memory = index.search(keyword_phrases("tides"), limit)
+            fts5 = catalog.keyword_search(fts_query("tides"), limit)
+            assert memory is not None
+            assert [chunk_id for chunk_id, _ in memory] == [chunk_id for chunk_id, _ in fts5], limit
+            assert [i for i, _ in index.search_now(keyword_phrases("tides"), limit)] == [i for i, _ in fts5]
+    finally:
+        catalog.close()

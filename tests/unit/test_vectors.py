@@ -5,11 +5,18 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from footnote.errors import StoreError
-from footnote.store.vectors import INDEX_FORMAT_VERSION, ChromaVectorIndex, VectorIndex
+from footnote.store.vectors import (
+    ANN_MIN_SEARCH,
+    ANN_OVERFETCH,
+    INDEX_FORMAT_VERSION,
+    ChromaVectorIndex,
+    VectorIndex,
+)
 
 
 def unit(*values: float) -> list[float]:
@@ -66,6 +73,39 @@ def test_a_limit_above_the_count_returns_everything(index_path: Path) -> None:
     index.upsert([1, 2], [EAST, NORTH])
 
     assert len(index.query(EAST, limit=50)) == 2
+
+
+def test_equal_similarities_come_back_in_chunk_id_order(index_path: Path) -> None:
+    # Two indexes of the same vectors (embedded, and the server it was moved to) rank alike only
+    # if equal similarities are settled the same way in both: by chunk id, not by the graph.
+    index = open_index(index_path)
+    index.upsert([30, 10, 40, 20], [NORTH, NORTH, EAST, NORTH])
+
+    assert [chunk_id for chunk_id, _ in index.query(NORTH, limit=4)] == [10, 20, 30, 40]
+    assert [chunk_id for chunk_id, _ in index.query(NORTH, limit=2)] == [10, 20]
+
+
+def test_the_graph_is_searched_wider_than_the_limit_and_the_nearest_kept(
+    index_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = open_index(index_path)
+    index.upsert([1, 2, 3, 4], [WEST, NORTH, NORTH_EAST, EAST])
+    asked: list[int] = []
+    search = index._collection.query
+
+    def recorded(**kwargs: Any) -> Any:
+        asked.append(kwargs["n_results"])
+        return search(**kwargs)
+
+    monkeypatch.setattr(index._collection, "query", recorded)
+
+    assert [chunk_id for chunk_id, _ in index.query(EAST, limit=1)] == [4]
+    assert [chunk_id for chunk_id, _ in index.query(EAST, limit=2)] == [4, 3]
+    wide = ANN_MIN_SEARCH + 1
+    assert [chunk_id for chunk_id, _ in index.query(EAST, limit=wide)] == [4, 3, 2, 1]
+    assert asked == [ANN_MIN_SEARCH, ANN_MIN_SEARCH, wide * ANN_OVERFETCH]
+    assert ANN_OVERFETCH > 1 and ANN_MIN_SEARCH > 1
+    assert index.query(EAST, limit=0) == []
 
 
 def test_query_of_an_empty_index_is_empty(index_path: Path) -> None:

@@ -366,7 +366,11 @@ class MemoryKeywordIndex:
             scores[~np.isin(self._ids, np.fromiter(allowed, np.int64, len(allowed)))] = 0.0
         matched = np.flatnonzero(scores)  # every term's score is positive (idf has a floor)
         if len(matched) > limit:
-            matched = matched[np.argpartition(-scores[matched], limit - 1)[:limit]]
+            kept = matched[np.argpartition(-scores[matched], limit - 1)[:limit]]
+            # Every row scoring as the last one kept stays a candidate, so equal scores at the cut
+            # are settled by chunk id below (as FTS5's ORDER BY rank, rowid settles them), not by
+            # where the rows happen to sit in the postings.
+            matched = matched[scores[matched] >= scores[kept].min()]
         ids = self._ids[matched]
         order = np.lexsort((ids, -scores[matched]))
         return [(int(ids[i]), float(scores[matched[i]])) for i in order[:limit]]
