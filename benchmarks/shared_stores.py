@@ -13,12 +13,17 @@ Every figure is measured side by side in one run, on servers this script starts 
    (`POST /v1/documents`, which replies once the ingest has committed), then B's search polled
    until it finds it; the time from A's reply to B's first hit;
 4. `footnote store migrate --to-catalog URL --to-vectors URL` of the SciFact index, against
-   `footnote ingest` of the same SciFact documents into fresh shared stores.
+   `footnote ingest` of the same SciFact documents into fresh shared stores;
+5. ranking quality: nDCG@10 (MRR@10, Recall@10/100) of keyword, dense and hybrid search in
+   both modes over the same judged queries, scored as `footnote eval retrieval` scores them,
+   and the queries whose top 10 documents differ between the modes.
 
 The index is a copy of an existing embedded SciFact home (`--home`, never modified), or with
-`--docs N` the first N SciFact documents ingested now (a smoke run).
+`--docs N` the first N SciFact documents ingested now (a smoke run). `--parts` picks the
+measurements (the migration always runs: every part after it reads the moved index).
 
     python benchmarks/shared_stores.py --home /tmp/dev/scifact-bf16-index
+    python benchmarks/shared_stores.py --home /tmp/dev/scifact-bf16-index --parts quality,latency
     python benchmarks/shared_stores.py --docs 40 --queries 20 --seconds 5 --documents 3   # smoke
 """
 
@@ -27,17 +32,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pwd
 import random
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,109 +50,27 @@ import httpx
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+from loopback_servers import chroma, create_database, free_port, postgres, stop, wait_ready
+
 from footnote.application import Application, create_app
 from footnote.bench.ingest import machine
 from footnote.config import Settings
 from footnote.core.stats import percentile
+from footnote.evaluation.beir import load_beir
+from footnote.evaluation.metrics import mean_metrics
+from footnote.evaluation.retrieval import MODES, evaluation_params
+from footnote.retrieval.retriever import HybridRetriever
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
-PG_USER, PG_PASSWORD = "footnote", "footnote-bench-secret"
+PARTS = ("reingest", "latency", "quality", "throughput", "propagation")
+DEPTH = 100  # documents ranked per query for the quality figures, as `footnote eval retrieval` ranks
 READY_TIMEOUT = 300  # seconds; a replica loads its embedder and postings on 2 busy cores
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def percentiles(seconds: list[float]) -> dict[str, float]:
     p50, p99 = (percentile(seconds, q, interpolate=True) or 0.0 for q in (0.5, 0.99))
     return {"p50_ms": round(p50 * 1000, 2), "p99_ms": round(p99 * 1000, 2)}
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-
-
-# --- the servers ---------------------------------------------------------------------------
-
-
-@contextmanager
-def postgres() -> Iterator[str]:
-    """A private cluster (as the `postgres` user when run as root: PostgreSQL refuses root), in a
-    folder of its own that this user can enter; yields the server's URL without a database."""
-    owner = "postgres" if os.geteuid() == 0 else None
-    folder = Path(tempfile.mkdtemp(prefix="footnote-bench-pg-"))
-    if owner:
-        record = pwd.getpwnam(owner)
-        os.chown(folder, record.pw_uid, record.pw_gid)
-    (folder / "password").write_text(PG_PASSWORD)
-    os.chmod(folder / "password", 0o644)
-    data, port = folder / "data", free_port()
-
-    def pg(*args: str) -> None:
-        command = [str(PG_BIN / args[0]), *args[1:]]
-        command = ["runuser", "-u", owner, "--", *command] if owner else command
-        subprocess.run(command, check=True, capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
-
-    try:
-        pg(
-            "initdb", "-D", str(data), "-U", PG_USER, f"--pwfile={folder / 'password'}",
-            "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8",
-        )  # fmt: skip
-        options = f"-c listen_addresses=127.0.0.1 -p {port} -k {data} -c fsync=off"
-        pg("pg_ctl", "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start")
-        try:
-            yield f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{port}"
-        finally:
-            pg("pg_ctl", "-D", str(data), "-m", "fast", "-w", "stop")
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def create_database(server: str, name: str) -> str:
-    import psycopg
-
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    return f"{server}/{name}"
-
-
-@contextmanager
-def chroma(data: Path) -> Iterator[str]:
-    port = free_port()
-    command = [str(Path(sys.executable).parent / "chroma"), "run", "--path", str(data), "--port", str(port)]
-    with open(f"{data}.log", "wb") as log:
-        process = subprocess.Popen([*command, "--host", "127.0.0.1"], stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(f"{url}/api/v2/heartbeat", process, 60)
-        yield url
-    finally:
-        stop(process)
-
-
-def wait_ready(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"{process.args} exited with {process.returncode}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"{url} was not ready in {timeout} s")
 
 
 class Environment:
@@ -252,6 +172,45 @@ def search_latency(embedded: Application, shared: Application, queries: list[str
     }
 
 
+def ranking_quality(
+    apps: Mapping[str, Application], queries: Mapping[str, str], qrels: Any
+) -> dict[str, Any]:
+    """Each search mode's metrics in each store mode, the same queries each (a document at the rank
+    of its best chunk, every candidate list deep enough for 100 documents, as in `footnote eval
+    retrieval`), and the queries whose top 10 documents differ between the two store modes."""
+    judged = {query_id: qrels[query_id] for query_id in queries}
+    retrievers = {name: app.retriever() for name, app in apps.items()}
+    report: dict[str, Any] = {"queries": len(queries)}
+    for mode in MODES:
+        runs: dict[str, dict[str, list[str]]] = {name: {} for name in apps}
+        for query_id, text in queries.items():
+            for name, app in apps.items():
+                params = evaluation_params(app.retrieval_params(10), mode, DEPTH)
+                runs[name][query_id] = documents_found(retrievers[name], text, params)
+        scores = {name: mean_metrics(run, judged) for name, run in runs.items()}
+        embedded, shared = (runs[name] for name in ("embedded", "shared"))
+        differing = [query_id for query_id in queries if embedded[query_id][:10] != shared[query_id][:10]]
+        report[mode] = {
+            "ndcg@10": {name: round(found["ndcg@10"], 4) for name, found in scores.items()},
+            "ndcg@10_equal_to_4_digits": len({round(found["ndcg@10"], 4) for found in scores.values()}) == 1,
+            "metrics": {name: {k: round(v, 6) for k, v in found.items()} for name, found in scores.items()},
+            "same_top10_documents_in_order": len(queries) - len(differing),
+            "same_top100_documents_in_order": sum(embedded[q] == shared[q] for q in queries),
+            "differing_top10": [
+                {"query": queries[q], "embedded": embedded[q][:10], "shared": shared[q][:10]}
+                for q in differing[:10]
+            ],
+        }
+        print(json.dumps({mode: report[mode]["ndcg@10"], "differing_top10": len(differing)}), flush=True)
+    return report
+
+
+def documents_found(retriever: HybridRetriever, query: str, params: Any) -> list[str]:
+    """SciFact document ids (the file names), best first, each at the rank of its best chunk."""
+    ids = [Path(hit.path).stem for hit in retriever.search(query, params)]
+    return list(dict.fromkeys(ids))[:DEPTH]
+
+
 def varied(queries: list[str], number: int) -> str:
     """Query `number` of an endless stream, its text never repeated within many requests: the
     embedder keeps the last 256 query vectors, and each request should embed its query as a new
@@ -345,18 +304,23 @@ def write_scifact(folder: Path, limit: int | None) -> int:
     return written
 
 
-def test_queries(limit: int | None, seed: int) -> list[str]:
-    wanted = {line.split("\t")[0] for line in (SCIFACT / "qrels" / "test.tsv").read_text().splitlines()[1:]}
-    rows = [json.loads(line) for line in (SCIFACT / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
-    queries = [row["text"] for row in rows if row["_id"] in wanted]
-    return random.Random(seed).sample(queries, limit) if limit and limit < len(queries) else queries
+def test_queries(limit: int | None, seed: int) -> dict[str, str]:
+    """Query id -> text of the judged SciFact test queries, or a random sample of `limit` of them."""
+    queries = load_beir(SCIFACT).queries
+    if not limit or limit >= len(queries):
+        return queries
+    chosen = set(random.Random(seed).sample(list(queries.values()), limit))
+    return {query_id: text for query_id, text in queries.items() if text in chosen}
 
 
 def embedded_home(args: argparse.Namespace, scratch: Path, corpus: Path) -> tuple[Path, Path, str]:
     """(home, model folder, embedder identity) of the embedded index the run starts from."""
     source = args.home
     models = scratch / "models"
-    shutil.copytree(source / "models", models)
+    if (source / "models").is_dir():
+        shutil.copytree(source / "models", models)
+    else:
+        models.mkdir()
     home = scratch / "embedded"
     if args.docs:
         env = Environment(scratch, models, args.identity)
@@ -376,47 +340,90 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     home, models, identity = embedded_home(args, scratch, corpus)
     env = Environment(scratch, models, identity)
     queries = test_queries(args.queries, args.seed)
-    report: dict[str, Any] = {"embedder": identity, "documents": documents}
+    report: dict[str, Any] = {"embedder": identity, "documents": documents, "parts": args.parts}
     with ExitStack() as servers:
         pg = servers.enter_context(postgres())
         vectors = servers.enter_context(chroma(scratch / "chroma"))
         catalog = create_database(pg, "migrated")
         migrate = ("store", "migrate", "--to-catalog", catalog, "--to-vectors", vectors)
-        moving = {"store_migrate_seconds": round(env.footnote(home, *migrate), 2)}
-        with chroma(scratch / "chroma-reingest") as fresh_vectors:
-            fresh_catalog = create_database(pg, "reingested")
-            ingest = env.footnote(
-                scratch / "reingest-home", "ingest", str(corpus), catalog=fresh_catalog, vectors=fresh_vectors
-            )
-        moving["reingest_into_shared_stores_seconds"] = round(ingest, 2)
-        moving["reingest_over_migrate"] = round(ingest / moving["store_migrate_seconds"], 2)
+        moving: dict[str, float] = {"store_migrate_seconds": round(env.footnote(home, *migrate), 2)}
+        if "reingest" in args.parts:
+            moving.update(reingest(env, pg, scratch, corpus, moving["store_migrate_seconds"]))
         report["migrate_vs_reingest"] = moving
         print(json.dumps(moving), flush=True)
+        if {"latency", "quality"} & set(args.parts):
+            embedded, shared = env.app(home), env.app(scratch / "shared-home", catalog, vectors)
+            try:
+                report.update(in_process(args.parts, embedded, shared, queries))
+            finally:
+                embedded.close()
+                shared.close()
+        if {"throughput", "propagation"} & set(args.parts):
+            report.update(over_http(args, servers, env, catalog, vectors, list(queries.values())))
+    return report
 
-        embedded, shared = env.app(home), env.app(scratch / "shared-home", catalog, vectors)
-        try:
-            report["search_latency"] = search_latency(embedded, shared, queries)
-        finally:
-            embedded.close()
-            shared.close()
-        print(json.dumps(report["search_latency"]), flush=True)
 
-        first = servers.enter_context(env.replica("a", catalog, vectors))
-        report["throughput"] = {"clients": args.clients, "one_replica": None, "two_replicas": None}
-        one = throughput([first], queries, args.clients, args.seconds)
-        second = servers.enter_context(env.replica("b", catalog, vectors))
+def reingest(
+    env: Environment, pg: str, scratch: Path, corpus: Path, migrate_seconds: float
+) -> dict[str, float]:
+    """`footnote ingest` of the corpus into fresh shared stores, timed against the migration."""
+    with chroma(scratch / "chroma-reingest") as fresh_vectors:
+        fresh_catalog = create_database(pg, "reingested")
+        ingest = env.footnote(
+            scratch / "reingest-home", "ingest", str(corpus), catalog=fresh_catalog, vectors=fresh_vectors
+        )
+    return {
+        "reingest_into_shared_stores_seconds": round(ingest, 2),
+        "reingest_over_migrate": round(ingest / migrate_seconds, 2),
+    }
+
+
+def in_process(
+    parts: list[str], embedded: Application, shared: Application, queries: dict[str, str]
+) -> dict[str, Any]:
+    """Search latency and ranking quality, the embedded app against the shared one; keyword lists
+    come from postings in memory on both sides, as `footnote serve` has them."""
+    measured: dict[str, Any] = {}
+    for app in (embedded, shared):
+        app.keep_keyword_index(wait=True)
+    if "quality" in parts:
+        qrels = load_beir(SCIFACT).qrels
+        measured["ranking_quality"] = ranking_quality(
+            {"embedded": embedded, "shared": shared}, queries, qrels
+        )
+    if "latency" in parts:
+        measured["search_latency"] = search_latency(embedded, shared, list(queries.values()))
+        print(json.dumps(measured["search_latency"]), flush=True)
+    return measured
+
+
+def over_http(
+    args: argparse.Namespace,
+    servers: ExitStack,
+    env: Environment,
+    catalog: str,
+    vectors: str,
+    queries: list[str],
+) -> dict[str, Any]:
+    """Throughput with one and two `footnote serve` replicas, then propagation from one to the other."""
+    measured: dict[str, Any] = {}
+    first = servers.enter_context(env.replica("a", catalog, vectors))
+    one = throughput([first], queries, args.clients, args.seconds) if "throughput" in args.parts else None
+    second = servers.enter_context(env.replica("b", catalog, vectors))
+    if one is not None:
         two = throughput([first, second], queries, args.clients, args.seconds)
         rate = two["requests_per_second"] / one["requests_per_second"]
-        report["throughput"] = {
+        measured["throughput"] = {
             "clients": args.clients,
             "one_replica": one,
             "two_replicas": two,
             "two_over_one": round(rate, 2),
         }
-        print(json.dumps(report["throughput"]), flush=True)
-        report["propagation"] = propagation(first, second, scratch / "notes", args.documents)
-        print(json.dumps(report["propagation"]), flush=True)
-    return report
+        print(json.dumps(measured["throughput"]), flush=True)
+    if "propagation" in args.parts:
+        measured["propagation"] = propagation(first, second, env.scratch / "notes", args.documents)
+        print(json.dumps(measured["propagation"]), flush=True)
+    return measured
 
 
 def main() -> None:
@@ -432,7 +439,11 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=20, help="uploads timed for propagation")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--label", default="")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of: {', '.join(PARTS)}")
     args = parser.parse_args()
+    args.parts = [part.strip() for part in args.parts.split(",") if part.strip()]
+    if unknown := set(args.parts) - set(PARTS):
+        parser.error(f"unknown --parts {', '.join(sorted(unknown))}; choose from {', '.join(PARTS)}")
     for name in [k for k in os.environ if k.startswith("FOOTNOTE_")]:
         del os.environ[name]  # only what Environment sets reaches the apps and processes
     os.environ["FOOTNOTE_CONFIG"] = "/nonexistent/footnote.toml"  # no user config for the in-process apps
