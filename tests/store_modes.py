@@ -18,11 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import psycopg
 import pytest
 
-from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.store.postgres import PostgresCatalog
 
 if TYPE_CHECKING:
-    from footnote.store.catalog import Catalog
     from tests.chroma_server import ChromaServer
     from tests.postgres_server import PostgresServer
 
@@ -210,11 +208,6 @@ def stores_of(home: Path) -> dict[str, str]:
     home: a test's own index is in the stores its environment already names)."""
     return _HOMES.get(home, {})
 
-
-def keyword_postings(catalog: Catalog) -> MemoryKeywordIndex | None:
-    """What a retriever built by hand searches keywords with: the catalog itself where it can
-    (SQLite's FTS5), else postings in memory (a shared catalog), as the application gives it."""
-    return None if catalog.searches_keywords else MemoryKeywordIndex(catalog)
 
 
 def as_settings(environment: dict[str, str]) -> dict[str, str]:

@@ -263,3 +263,28 @@ def test_equal_scores_at_the_cut_keep_the_lowest_ids_as_fts5_does(tmp_path: Path
             assert [i for i, _ in index.search_now(keyword_phrases("tides"), limit)] == [i for i, _ in fts5]
     finally:
         catalog.close()
+
+
+class CatalogWithoutKeywordIndex(SqliteCatalog):
+    """A catalog that, like the shared PostgreSQL one, keeps no keyword index of its own."""
+
+    searches_keywords = False
+
+
+def test_a_retriever_over_a_catalog_without_a_keyword_index_searches_postings_it_builds(
+    tmp_path: Path,
+) -> None:
+    catalog = CatalogWithoutKeywordIndex(tmp_path / "catalog.sqlite3")
+    embedder = HashingEmbedder()
+    vectors = ChromaVectorIndex(tmp_path / "vectors", embedder.name, embedder.dimension)
+    ingestor = Ingestor(catalog, vectors, embedder, chunk_tokens=24, chunk_overlap=0)
+    ingestor.ingest_documents(document(path, *content) for path, content in SECTIONS.items())
+    retriever = HybridRetriever(catalog, vectors, embedder)
+    try:
+        hits = retriever.search("lighthouse lens", RetrievalParams(limit=3, mode="keyword"))
+        unknown = retriever.unknown_words(["lighthouse", "zeppelin"])
+    finally:
+        catalog.close()
+
+    assert hits and "lighthouse" in hits[0].text.lower()
+    assert unknown == ["zeppelin"]

@@ -18,7 +18,6 @@ from footnote.models.base import Vector
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.vectors import Metadata, VectorIndex
 from tests.fakes import HashingEmbedder
-from tests.store_modes import keyword_postings
 
 TEXTS = [
     "tide tables for the harbour",
@@ -79,7 +78,7 @@ def test_the_index_returns_the_stored_vectors_it_holds(app: Application) -> None
 
 def test_the_expanded_query_is_rocchios_update_towards_the_best_hits(app: Application) -> None:
     index = RecordingIndex(app.vectors)
-    retriever = HybridRetriever(app.catalog, index, app.embedder, keyword_index=keyword_postings(app.catalog))
+    retriever = HybridRetriever(app.catalog, index, app.embedder)
     query = "harbour tide"
     first = retriever.search(query, RetrievalParams(limit=10))
     assert len(index.queried) == 1  # no expansion: one dense search

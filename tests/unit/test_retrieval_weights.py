@@ -13,7 +13,6 @@ from footnote.core.hits import SearchHit
 from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from tests.fakes import HashingEmbedder
-from tests.store_modes import keyword_postings
 
 
 def test_settings_weights_reach_the_retrieval_params(tmp_path: Path) -> None:
@@ -65,11 +64,8 @@ def _keyword_share(hit: SearchHit, k: int = 60) -> float:
 
 def test_an_embedder_that_cannot_read_the_query_has_no_vote(tmp_path: Path) -> None:
     app = _mixed_stores(tmp_path)
-    postings = keyword_postings(app.catalog)
-    english_only = HybridRetriever(
-        app.catalog, app.vectors, app.embedder, None, postings, dense_languages={"en"}
-    )
-    every_language = HybridRetriever(app.catalog, app.vectors, app.embedder, keyword_index=postings)
+    english_only = HybridRetriever(app.catalog, app.vectors, app.embedder, dense_languages={"en"})
+    every_language = HybridRetriever(app.catalog, app.vectors, app.embedder)
     params = RetrievalParams(limit=4)
     try:
         hits = english_only.search("大熊猫吃竹子", params)
@@ -85,10 +81,7 @@ def test_an_embedder_that_cannot_read_the_query_has_no_vote(tmp_path: Path) -> N
 
 def test_an_english_query_gives_no_dense_vote_to_chinese_chunks(tmp_path: Path) -> None:
     app = _mixed_stores(tmp_path)
-    postings = keyword_postings(app.catalog)
-    english_only = HybridRetriever(
-        app.catalog, app.vectors, app.embedder, None, postings, dense_languages={"en"}
-    )
+    english_only = HybridRetriever(app.catalog, app.vectors, app.embedder, dense_languages={"en"})
     try:
         hits = english_only.search("bamboo shoots", RetrievalParams(limit=4))
     finally:

@@ -13,7 +13,7 @@ from footnote import tracing
 from footnote.core.filters import SearchFilter
 from footnote.core.hits import SearchHit
 from footnote.core.language import UNKNOWN, detect_language, reads, vote
-from footnote.errors import QueryError, StoreError
+from footnote.errors import QueryError
 from footnote.models.base import Embedder, Vector
 from footnote.retrieval.fusion import reciprocal_rank_fusion
 from footnote.retrieval.keyword import fts_query, keyword_phrases
@@ -128,11 +128,11 @@ class HybridRetriever:
         return self.catalog.unknown_words(words)
 
     def _postings(self) -> MemoryKeywordIndex:
+        """The postings in memory a catalog without a keyword index of its own is searched with:
+        the ones handed in, else built from the catalog here and kept following its changes."""
         if self.keyword_index is None:
-            raise StoreError(
-                f"the catalog at {self.catalog.location} has no keyword index of its own; "
-                "search it with keyword postings in memory (Application.keep_keyword_index)"
-            )
+            self.keyword_index = MemoryKeywordIndex(self.catalog)
+            self.catalog.on_change(self.keyword_index.catch_up)
         return self.keyword_index
 
     def _searches_dense(self, params: RetrievalParams, language: str) -> bool:
