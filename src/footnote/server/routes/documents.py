@@ -8,69 +8,27 @@ deletions take one lock, so two of them never interleave.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, File, UploadFile
 from fastapi import Path as PathParam
-from pydantic import BaseModel, Field
 
 from footnote.errors import LoaderError, NotFoundError
 from footnote.server.errors import ErrorResponse
+from footnote.server.schemas.documents import (
+    DeletedDocument,
+    Document,
+    DocumentList,
+    DocumentText,
+    FileReport,
+    ReindexReport,
+    UploadedDocument,
+)
 from footnote.server.state import ServerState, State
 from footnote.server.uploads import safe_upload_path, save_upload, upload_folder
 
 router = APIRouter(tags=["documents"])
 DocumentId = Annotated[int, PathParam(ge=1, le=2**63 - 1)]
-
-
-class Document(BaseModel):
-    id: int
-    object: Literal["document"] = "document"
-    path: str
-    title: str
-    format: str
-    url: str | None
-    size: int
-    mtime: float
-    ingested_at: float
-    chunk_count: int
-    content_hash: str
-
-
-class UploadedDocument(Document):
-    status: Literal["new", "changed", "unchanged"]
-
-
-class DocumentText(BaseModel):
-    id: int
-    object: Literal["document.text"] = "document.text"
-    title: str
-    format: str
-    path: str
-    text: str = Field(description="the extracted text; citation `start`/`end` offsets index into it")
-
-
-class DocumentList(BaseModel):
-    object: Literal["list"] = "list"
-    data: list[Document]
-
-
-class DeletedDocument(BaseModel):
-    id: int
-    object: Literal["document.deleted"] = "document.deleted"
-    deleted: bool
-
-
-class FileReport(BaseModel):
-    path: str
-    status: str
-    chunks: int
-    error: str | None
-
-
-class ReindexReport(BaseModel):
-    summary: dict[str, float]
-    files: list[FileReport]
 
 
 def _find(state: ServerState, document_id: int) -> Document:

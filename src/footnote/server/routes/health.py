@@ -2,34 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import anyio
 from fastapi import APIRouter
 from prometheus_client import CONTENT_TYPE_LATEST
-from pydantic import BaseModel
 from starlette.responses import Response
 
 from footnote.application import StoreHealth
+from footnote.server.schemas.health import Health, Readiness, StoreStatus
 from footnote.server.state import ServerState, State
 
 router = APIRouter(tags=["health"])
-
-
-class Health(BaseModel):
-    status: Literal["ok"]
-
-
-class StoreStatus(BaseModel):
-    kind: Literal["embedded", "postgresql", "chroma-server"]
-    status: Literal["ok", "unavailable"]
-    detail: str | None = None
-
-
-class Readiness(BaseModel):
-    status: Literal["ready", "loading", "failed", "unavailable"]
-    detail: str | None = None
-    stores: dict[str, StoreStatus]
 
 
 @router.get("/healthz", response_model=Health)

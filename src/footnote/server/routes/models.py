@@ -4,67 +4,22 @@ from __future__ import annotations
 
 import base64
 import struct
-from typing import Annotated, Literal
 
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
 
 from footnote.models.base import Vector
 from footnote.server.errors import ApiError
-from footnote.server.schemas import Text
+from footnote.server.schemas.embeddings import (
+    Embedding,
+    EmbeddingRequest,
+    EmbeddingResponse,
+    EmbeddingUsage,
+    Model,
+    ModelList,
+)
 from footnote.server.state import ServerState, State
 
 router = APIRouter(tags=["models"])
-
-EmbedText = Annotated[Text, Field(min_length=1, max_length=32_000)]
-MAX_INPUTS = 256
-
-
-class EmbeddingRequest(BaseModel):
-    input: (
-        EmbedText
-        | Annotated[list[EmbedText], Field(min_length=1, max_length=MAX_INPUTS)]
-        | Annotated[list[int], Field(min_length=1, max_length=8192)]
-        | Annotated[list[list[int]], Field(min_length=1, max_length=MAX_INPUTS)]
-    )
-    model: str | None = Field(
-        None, max_length=256, description="accepted and ignored: one embedder is served"
-    )
-    encoding_format: Literal["float", "base64"] = "float"
-    dimensions: int | None = Field(None, ge=1, le=65536, description="must equal the embedder's dimension")
-
-
-class Embedding(BaseModel):
-    object: Literal["embedding"] = "embedding"
-    index: int
-    embedding: list[float] | str = Field(description="floats, or little-endian float32 in base64")
-
-
-class EmbeddingUsage(BaseModel):
-    prompt_tokens: int
-    total_tokens: int
-
-
-class EmbeddingResponse(BaseModel):
-    object: Literal["list"] = "list"
-    data: list[Embedding]
-    model: str
-    usage: EmbeddingUsage
-
-
-class Model(BaseModel):
-    id: str
-    object: Literal["model"] = "model"
-    created: int
-    owned_by: str
-    max_model_len: int | None = Field(
-        None, description="the LLM's longest scoring window in tokens (as vLLM reports it)"
-    )
-
-
-class ModelList(BaseModel):
-    object: Literal["list"] = "list"
-    data: list[Model]
 
 
 def _texts(body: EmbeddingRequest) -> list[str]:

@@ -6,41 +6,13 @@ route shows them, with secrets left out, so the web page can display them.
 
 from __future__ import annotations
 
-from typing import Literal
-
 from fastapi import APIRouter
-from pydantic import BaseModel, Field
 
 from footnote import __version__
+from footnote.server.schemas.settings import Backends, ServerSettings
 from footnote.server.state import ServerState, State
 
 router = APIRouter(tags=["settings"])
-
-
-class Backends(BaseModel):
-    generator: str | None = Field(description="the LLM backend's class; null until the models are loaded")
-    embedder: str | None
-    vector_index: str | None
-
-
-class ServerSettings(BaseModel):
-    object: Literal["settings"] = "settings"
-    version: str
-    llm: str
-    embedder: str
-    models_state: Literal["idle", "loading", "ready", "failed"]
-    backends: Backends
-    top_k: int
-    chunk_tokens: int
-    chunk_overlap: int
-    context_tokens: int
-    answer_tokens: int
-    temperature: float
-    max_upload_bytes: int
-    max_body_bytes: int
-    max_concurrency: int
-    request_timeout: float
-    auth_required: bool = Field(description="whether the API asks for a key")
 
 
 def _backends(state: ServerState) -> Backends:
