@@ -123,6 +123,27 @@ def test_answerability_needs_a_sentence_holding_the_kind_asked_for() -> None:
     assert asked > absent
 
 
+SCP_PORT = """     -P port
+             Specifies the port to connect to on the remote host.  Note that
+             this option is written with a capital 'P', because -p is already
+             reserved for preserving the times and mode bits of the file.
+             Since version 9.0 at most 2 jump hosts are tried.
+"""
+
+
+def test_a_question_asking_for_a_default_needs_a_passage_that_states_one() -> None:
+    answered = [hit(SFTP)]
+    spans = sentence_spans(answered)
+    texts = [SFTP[s.start : s.end] for s in spans]
+    assert answerability("What buffer size does sftp use unless -B is given?", spans, texts) > 0.2
+    # The option is described and a number stands near it, but no default is stated.
+    silent = [hit(SCP_PORT)]
+    spans = sentence_spans(silent)
+    texts = [SCP_PORT[s.start : s.end] for s in spans]
+    assert answerability("Which port does scp connect to when -P is not given?", spans, texts) == 0.0
+    assert answerability("Which port does scp connect to?", spans, texts) > 0.0
+
+
 def test_a_sentence_that_restates_the_question_is_not_supported() -> None:
     checker = CitationChecker(
         [hit(MIDI)], HashingEmbedder(), question="What alias does the audio/midi MIME type have?"

@@ -69,6 +69,18 @@ _ASKS_CODE = re.compile(
 _ASKS_MEANING = re.compile(
     r"\bwhat (?:does|do|did)\b.*\b(?:mean|indicate|stand for|signify|do)\b|\bwhat went wrong\b", re.IGNORECASE
 )
+# "By default, how many…", "…unless -B is given", "…if AccuracySec= is left unset": the answer is
+# a default, so only a passage that states one can hold it.
+_ASKS_DEFAULT = re.compile(
+    r"\b(?:by default|default|defaults|unless|out of the box|left unset)\b"
+    r"|\b(?:is|are) not (?:given|set|specified)\b|\b(?:when|if) (?:no|none|not)\b",
+    re.IGNORECASE,
+)
+_STATES_DEFAULT = re.compile(
+    r"\b(?:default(?:s|ed)?|otherwise|unless|omitted|unset|implied|implicit(?:ly)?)\b"
+    r"|\b(?:if|when) (?:not|no|none)\b",
+    re.IGNORECASE,
+)
 _ASKS_NAME = re.compile(r"^\s*who\b|\bwhose\b|\bwho (?:wrote|created|made|invented)\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:1[5-9]|20)\d\d\b")
 _VERSION = re.compile(r"\d+\.\d+")
@@ -202,19 +214,36 @@ def score_sentences(
 def answerability(question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str]) -> float:
     """How well the sources can answer `question`: the best weighted share of its terms that a
     sentence (with its paragraph's lead-in) covers, among the sentences holding a token of the
-    kind asked for (all sentences when the question asks for no particular kind)."""
+    kind asked for (all sentences when the question asks for no particular kind); a question
+    asking for a default counts only sentences that state one or stand beside one."""
     asked = content_terms(question)
     total = sum(asked.values())
     if not total:
         return 1.0
     kinds = asked_kinds(question)
     by_position = {(s.source, s.position): s for s in sentences}
+    defaults = _stating_default(sentences, texts) if _ASKS_DEFAULT.search(question) else None
     best = 0.0
-    for sentence, text in zip(sentences, texts, strict=True):
+    for index, (sentence, text) in enumerate(zip(sentences, texts, strict=True)):
         if kinds and not holds_asked_token(text, question, kinds):
+            continue
+        if defaults is not None and index not in defaults:
             continue
         best = max(best, _covered(asked, sentence, _context(sentence, by_position)) / total)
     return best
+
+
+def _stating_default(sentences: Sequence[SentenceSpan], texts: Sequence[str]) -> set[int]:
+    """The sentences that state a default, or sit next to one in their paragraph ("-B size …
+    Larger buffers cost memory. The default is 32768 bytes.")."""
+    stating = {i for i, text in enumerate(texts) if _STATES_DEFAULT.search(text)}
+    near = set(stating)
+    for i in stating:
+        for j in (i - 1, i + 1):
+            beside = 0 <= j < len(sentences) and sentences[j].source == sentences[i].source
+            if beside and sentences[j].paragraph == sentences[i].paragraph:
+                near.add(j)
+    return near
 
 
 def _covered(
