@@ -209,7 +209,6 @@ def stores_of(home: Path) -> dict[str, str]:
     return _HOMES.get(home, {})
 
 
-
 def as_settings(environment: dict[str, str]) -> dict[str, str]:
     """The same stores as keyword arguments of `Settings`."""
     return {STORE_SETTINGS[name]: value for name, value in environment.items()}
