@@ -10,6 +10,7 @@ import pytest
 from footnote.answer.citations import AnswerSentence, Citation, CitationChecker
 from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent, TokenEvent
 from footnote.answer.evidence import (
+    agreement,
     answerability,
     asked_kinds,
     holds_asked_token,
@@ -142,6 +143,22 @@ def test_a_question_asking_for_a_default_needs_a_passage_that_states_one() -> No
     texts = [SCP_PORT[s.start : s.end] for s in spans]
     assert answerability("Which port does scp connect to when -P is not given?", spans, texts) == 0.0
     assert answerability("Which port does scp connect to?", spans, texts) > 0.0
+
+
+def test_a_value_other_sources_also_hold_counts_as_agreed() -> None:
+    question = "How many rounds does the key derivation use by default?"
+    texts = [
+        "The default is 16 rounds.",  # source 0
+        "Older releases used 64 rounds.",  # source 1: a value no other source holds
+        "Without -a, keys are saved with 16 rounds.",  # source 2 agrees with source 0
+        "Keys are saved in the new format.",  # source 3: no value at all
+    ]
+    shares = agreement(question, [0, 1, 2, 3], texts)
+    assert shares == [1 / 3, 0.0, 1 / 3, 0.0]
+    # Sentences of one source do not agree with each other.
+    assert agreement(question, [0, 0], texts[:1] * 2) == [0.0, 0.0]
+    # A question asking for no kind of value has nothing to agree on.
+    assert agreement("Why are keys saved?", [0, 2], [texts[0], texts[2]]) == [0.0, 0.0]
 
 
 def test_a_sentence_that_restates_the_question_is_not_supported() -> None:
