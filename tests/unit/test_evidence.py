@@ -157,6 +157,9 @@ def test_a_value_other_sources_also_hold_counts_as_agreed() -> None:
     assert shares == [1 / 3, 0.0, 1 / 3, 0.0]
     # Sentences of one source do not agree with each other.
     assert agreement(question, [0, 0], texts[:1] * 2) == [0.0, 0.0]
+    # A capitalised function word is no name, however many sources start a sentence with it.
+    named = ["However, Murray won.", "However, Djokovic lost."]
+    assert agreement("Who won Wimbledon in 2013?", [0, 1], named) == [0.0, 0.0]
     # A question asking for no kind of value has nothing to agree on.
     assert agreement("Why are keys saved?", [0, 2], [texts[0], texts[2]]) == [0.0, 0.0]
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from footnote.answer.terms import content_terms
 from footnote.core.hits import SearchHit
 from footnote.core.sentences import split_sentences
+from footnote.core.stopwords import CLAIM_STOP_WORDS
 from footnote.models.base import Vector
 
 # Weights of the signals and of the lead-in's terms, chosen by a grid search on docqa-dev; what
@@ -149,7 +150,8 @@ def agreement(question: str, sources: Sequence[int], texts: Sequence[str]) -> li
     others = len(set(sources)) - 1
     if not kinds or others < 1:
         return [0.0] * len(texts)
-    values = [asked_tokens(text, question, kinds) for text in texts]
+    # A capitalised function word ("However", "In") is no value, however many sources hold it.
+    values = [asked_tokens(text, question, kinds) - CLAIM_STOP_WORDS for text in texts]
     by_source: dict[int, set[str]] = {}
     for source, found in zip(sources, values, strict=True):
         by_source.setdefault(source, set()).update(found)
