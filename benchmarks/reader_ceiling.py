@@ -117,8 +117,10 @@ def reranked(
 ) -> dict[str, float]:
     """The blend's candidates reordered by one likelihood signal, alone (`weight` None) or added."""
 
+    of = {id(p): own for p, own in zip(prepared, signals, strict=True)}
+
     def scores(p: Prepared) -> np.ndarray:
-        own = signals[prepared.index(p)]
+        own = of[id(p)]
         out = np.full(len(p.spans), -np.inf)
         for index, values in own.items():
             out[index] = values[which] if weight is None else p.shipped[index] + weight * values[which]

@@ -147,16 +147,21 @@ def agreement(question: str, sources: Sequence[int], texts: Sequence[str]) -> li
     are likelier to state the answer than one that stands alone (news passages about the same
     event; a value a manual repeats in several sections)."""
     kinds = asked_kinds(question)
+    return _agreement(sources, [asked_tokens(text, question, kinds) if kinds else set() for text in texts])
+
+
+def _agreement(sources: Sequence[int], values: Sequence[set[str]]) -> list[float]:
+    """`agreement` of sentences whose candidate values (`asked_tokens`) are already found."""
     others = len(set(sources)) - 1
-    if not kinds or others < 1:
-        return [0.0] * len(texts)
+    if others < 1:
+        return [0.0] * len(values)
     # A capitalised function word ("However", "In") is no value, however many sources hold it.
-    values = [asked_tokens(text, question, kinds) - CLAIM_STOP_WORDS for text in texts]
+    named = [found - CLAIM_STOP_WORDS for found in values]
     by_source: dict[int, set[str]] = {}
-    for source, found in zip(sources, values, strict=True):
+    for source, found in zip(sources, named, strict=True):
         by_source.setdefault(source, set()).update(found)
     shares = []
-    for source, found in zip(sources, values, strict=True):
+    for source, found in zip(sources, named, strict=True):
         held = (sum(value in seen for other, seen in by_source.items() if other != source) for value in found)
         shares.append(max(held, default=0) / others)
     return shares
@@ -224,9 +229,11 @@ def score_sentences(
     by_position = {(s.source, s.position): s for s in sentences}
     ranks = sorted({s.source for s in sentences})
     kinds = asked_kinds(question)
-    agreed = agreement(question, [s.source for s in sentences], texts)
+    # The values a sentence could answer with: what earns the typed bonus and what sources agree on.
+    values = [asked_tokens(text, question, kinds) if kinds else set() for text in texts]
+    agreed = _agreement([s.source for s in sentences], values)
     scores: list[float] = []
-    for sentence, text, shared in zip(sentences, texts, agreed, strict=True):
+    for sentence, text, found, shared in zip(sentences, texts, values, agreed, strict=True):
         keyword = _covered(idf, sentence, _context(sentence, by_position))
         dense = 0.0
         if question_vector is not None and sentence.vector is not None:
@@ -234,7 +241,7 @@ def score_sentences(
         rank = 1.0 / (1.0 + ranks.index(sentence.source))
         score = KEYWORD_WEIGHT * keyword / norm + DENSE_WEIGHT * dense + RANK_WEIGHT * rank
         score += AGREEMENT_WEIGHT * shared
-        if kinds and holds_asked_token(text, question, kinds):
+        if found:
             score += TYPED_BONUS
         if sentence.terms <= asked.keys():
             score *= NO_NEW_TERM_FACTOR
