@@ -20,6 +20,7 @@ from footnote.cli.options import JsonOption
 from footnote.cli.ppl import ppl
 from footnote.cli.serve import serve
 from footnote.cli.store import store_app
+from footnote.cli.train import train_app
 from footnote.config import Settings
 from footnote.errors import FootnoteError
 
@@ -35,6 +36,7 @@ app.add_typer(models_app, name="models")
 app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
 app.add_typer(store_app, name="store")
+app.add_typer(train_app, name="train")
 app.command()(ppl)
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")

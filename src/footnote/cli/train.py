@@ -1,0 +1,95 @@
+"""`footnote train reader`: rebuild footnote's sentence reader from the data, with a fixed seed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from footnote.cli import output
+from footnote.cli.options import JsonOption
+from footnote.errors import ConfigError
+from footnote.models.registry import READER_FOLDER
+from footnote.training.reader import train_reader
+from footnote.training.reader_fit import FitParams
+
+train_app = typer.Typer(help="Train footnote's own models.", no_args_is_help=True)
+DEFAULT_SQUAD = Path("../shared/data/squad2-dev/squad-v2.0.json")
+
+
+@train_app.command("reader")
+def reader(
+    squad: Annotated[Path, typer.Option(help="SQuAD 2.0 JSON to train on.")] = DEFAULT_SQUAD,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Write the reader here (default: the bundled reader's folder)."),
+    ] = None,
+    held_out: Annotated[
+        list[str] | None,
+        typer.Option("--held-out", help="An article kept out of training and scored after it (repeatable)."),
+    ] = None,
+    extra: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--extra", help="More examples to train on (JSON lines from scripts/reader_questions.py)."
+        ),
+    ] = None,
+    epochs: Annotated[float, typer.Option(min=0.01, help="Passes over the training questions.")] = 1.0,
+    max_steps: Annotated[int, typer.Option(min=0, help="Stop after this many steps (0: no limit).")] = 0,
+    seed: Annotated[int, typer.Option(help="Fixes the order, the sampling and the head.")] = 13,
+    report_only: Annotated[bool, typer.Option(help="Train and report; write no reader.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Train the sentence reader on SQuAD 2.0 articles and write it as footnote ships it (an int8
+    ONNX graph, its tokenizer and a manifest); prints the in-sample and held-out ranking."""
+    if not squad.is_file():
+        raise ConfigError(f"{squad} does not exist; pass --squad PATH to squad-v2.0.json")
+    params = FitParams(epochs=epochs, max_steps=max_steps, seed=seed)
+    target = None if report_only else (out or READER_FOLDER)
+    with progress_bar("training the reader", quiet=json_output) as advance:
+        report = train_reader(squad, target, held_out or (), params, progress=advance, extra=extra or ())
+    if json_output:
+        output.print_json(report)
+        return
+    output.console.print(
+        f"trained on {report['examples']:,} questions ({report['pairs']:,} pairs) in "
+        f"{report['train_seconds']:.0f} s; loss {report['loss_first_tenth']:.3f} -> "
+        f"{report['loss_last_tenth']:.3f}"
+    )
+    for side in ("in_sample", "held_out"):
+        if side in report:
+            row = report[side]
+            output.console.print(
+                f"{side.replace('_', ' ')}: {row['questions']} questions, best sentence answers "
+                f"{row['top1']:.3f}, answerable vs not AUC {row['auc']:.3f}"
+            )
+    if target is not None:
+        output.console.print(f"reader written to {target}; pin these hashes in models/registry.py:")
+        for name, digest in report["files"].items():
+            output.console.print(f"  {name}: {digest}")
+
+
+@contextmanager
+def progress_bar(label: str, quiet: bool) -> Iterator[Callable[[int, int, float], None]]:
+    """A bar on standard error advanced by (step, total, loss); nothing when `quiet`."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("loss {task.fields[loss]:.3f}"),
+        TimeElapsedColumn(),
+        console=output.errors,
+        disable=quiet,
+    )
+    with bar:
+        task = bar.add_task(label, total=None, loss=0.0)
+
+        def advance(step: int, total: int, loss: float) -> None:
+            bar.update(task, completed=step, total=total, loss=loss)
+
+        yield advance

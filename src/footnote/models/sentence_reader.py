@@ -1,0 +1,169 @@
+"""footnote's sentence reader: a small cross-encoder that scores how well a source sentence
+answers a question.
+
+The reader reads the question together with one candidate sentence and the context the
+sentence needs (its document's title and heading path, its paragraph's lead-in) and returns a
+logit: high when the sentence states the answer, low when it only shares the question's words.
+It is trained by footnote on public QA data (`footnote train reader`) and shipped in the
+repository as an int8 ONNX graph with its tokenizer, every file pinned by SHA-256.
+
+`SentenceReader.score_batch` is the one method a reader implements; `score` batches on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from footnote.errors import ModelError
+from footnote.models.registry import READER_FILES, READER_FOLDER, verify_file
+
+# Tokens the reader sees of one (question, candidate) pair; the candidate's context is cut first.
+MAX_PAIR_TOKENS = 128
+# Words of a paragraph's lead-in shown with a later sentence of it.
+LEAD_WORDS = 24
+CONTEXT_MARK = " \u2016 "  # between the sentence and its context: "sentence ‖ title › heading: lead"
+
+
+def reader_input(sentence: str, heading: str = "", lead: str = "") -> str:
+    """The candidate side of a reader pair: the sentence first (truncation cuts its context, never
+    it), then where it stands and the lead-in of its paragraph."""
+    sentence = " ".join(sentence.split())
+    context = " ".join(heading.split())
+    lead_words = lead.split()[:LEAD_WORDS]
+    if lead_words:
+        context = f"{context}: {' '.join(lead_words)}" if context else " ".join(lead_words)
+    return f"{sentence}{CONTEXT_MARK}{context}" if context else sentence
+
+
+class SentenceReader(ABC):
+    """Scores (question, candidate) pairs. Subclasses implement `score_batch` only."""
+
+    name: str = "reader"
+    batch_size: int = 16
+    languages: frozenset[str] | None = frozenset({"en"})  # what it reads; None for every language
+
+    @abstractmethod
+    def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
+        """One logit per candidate (made by `reader_input`): how surely it answers `question`."""
+
+    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
+        """One logit per candidate, in order; candidates of similar length are batched together,
+        so little of a batch is padding."""
+        order = sorted(range(len(candidates)), key=lambda i: len(candidates[i]))
+        scores = [0.0] * len(candidates)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            for index, score in zip(
+                batch, self.score_batch(question, [candidates[i] for i in batch]), strict=True
+            ):
+                scores[index] = score
+        return scores
+
+
+@dataclass(frozen=True)
+class ReaderFiles:
+    """A reader on disk: its graph, tokenizer and manifest (what it was trained on, its licence)."""
+
+    folder: Path
+
+    @property
+    def graph(self) -> Path:
+        return self.folder / "model.onnx"
+
+    @property
+    def tokenizer(self) -> Path:
+        return self.folder / "tokenizer.json"
+
+    @property
+    def manifest(self) -> Path:
+        return self.folder / "reader.json"
+
+    def describe(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.manifest.read_text(encoding="utf-8"))
+        return data
+
+
+def bundled_reader_files(verify: bool = True) -> ReaderFiles:
+    """The reader shipped with footnote, every file checked against its pinned SHA-256."""
+    files = ReaderFiles(READER_FOLDER)
+    if verify:
+        fix = (
+            "restore it with `git checkout src/footnote/models/reader`, "
+            "or rebuild it with `footnote train reader`"
+        )
+        for relative, expected in READER_FILES.items():
+            verify_file(READER_FOLDER / relative, expected, fix)
+    return files
+
+
+READER_OFF = "off"
+BUNDLED_READER = "footnote"
+
+
+def open_sentence_reader(choice: str) -> SentenceReader | None:
+    """The reader `choice` names (setting FOOTNOTE_SENTENCE_READER): the bundled one, a folder
+    written by `footnote train reader`, or None for "off"."""
+    if choice == READER_OFF:
+        return None
+    if choice == BUNDLED_READER:
+        return OnnxSentenceReader(bundled_reader_files())
+    folder = Path(choice).expanduser()
+    files = ReaderFiles(folder)
+    if not files.graph.is_file() or not files.tokenizer.is_file():
+        raise ModelError(
+            f"FOOTNOTE_SENTENCE_READER={choice} is neither {BUNDLED_READER}, {READER_OFF}, nor a folder "
+            "holding model.onnx and tokenizer.json (as `footnote train reader --out FOLDER` writes)"
+        )
+    return OnnxSentenceReader(files, name=folder.name)
+
+
+class OnnxSentenceReader(SentenceReader):
+    """The reader's ONNX graph run by ONNX Runtime, pairs tokenized by its own tokenizer."""
+
+    def __init__(self, files: ReaderFiles, threads: int = 0, name: str = "footnote-reader") -> None:
+        from tokenizers import Tokenizer
+
+        from footnote.models.onnx_embedder import onnx_session
+
+        self.name = name
+        try:
+            self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
+            self._session = onnx_session(files.graph, threads=threads or min(2, os.cpu_count() or 1))
+        except Exception as exc:  # onnxruntime and tokenizers raise their own untyped errors
+            raise ModelError(
+                f"the sentence reader in {files.folder} could not be loaded ({exc}); "
+                "restore it with `git checkout src/footnote/models/reader` or rebuild it with "
+                "`footnote train reader`"
+            ) from exc
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(MAX_PAIR_TOKENS, strategy="only_second")
+        self._inputs = {i.name for i in self._session.get_inputs()}
+
+    def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
+        if not candidates:
+            return []
+        encodings = self._tokenizer.encode_batch([(question, c) for c in candidates])
+        feeds = pair_arrays([e.ids for e in encodings], [e.type_ids for e in encodings])
+        outputs = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})
+        return [float(x) for x in np.asarray(outputs[0]).reshape(-1)]
+
+
+def pair_arrays(ids: Sequence[Sequence[int]], type_ids: Sequence[Sequence[int]]) -> dict[str, np.ndarray]:
+    """Padded int64 arrays of a batch of encoded pairs: ids, attention mask, token types."""
+    width = max(len(row) for row in ids)
+    input_ids = np.zeros((len(ids), width), dtype=np.int64)
+    mask = np.zeros_like(input_ids)
+    types = np.zeros_like(input_ids)
+    for row, (tokens, kinds) in enumerate(zip(ids, type_ids, strict=True)):
+        input_ids[row, : len(tokens)] = tokens
+        mask[row, : len(tokens)] = 1
+        types[row, : len(kinds)] = kinds
+    return {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": types}

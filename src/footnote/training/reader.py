@@ -1,0 +1,82 @@
+"""`footnote train reader`: the sentence reader rebuilt from the data, with a fixed seed.
+
+The examples come from the SQuAD 2.0 articles of `../shared/data/squad2-dev` (CC BY-SA 4.0).
+Articles named in `held_out` are kept out of training and scored after it (the cross-validated
+figure); the others are scored too (the in-sample one), so the report shows both side by side.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from footnote.models.registry import REGISTRY, resolve_registered
+from footnote.training.reader_data import load_examples, split_by_group, squad_examples, squad_titles
+from footnote.training.reader_export import export_reader, ranking_report
+from footnote.training.reader_fit import FitParams, fit_reader, save_weights, score_examples
+
+BASE_MODEL = "minilm-l6"
+LICENCE = (
+    "CC BY-SA 4.0: trained on SQuAD 2.0 articles (Rajpurkar, Jia and Liang, 2018) from the "
+    "CS224N split of the SQuAD 2.0 development set; weights initialised from all-MiniLM-L6-v2 (Apache-2.0)"
+)
+
+
+def train_reader(
+    squad: Path,
+    target: Path | None,
+    held_out: Sequence[str] = (),
+    params: FitParams = FitParams(),
+    progress: Callable[[int, int, float], None] | None = None,
+    report_limit: int = 600,
+    extra: Sequence[Path] = (),
+) -> dict[str, Any]:
+    """Train on every article of `squad` but `held_out`, and on the examples in the `extra` files
+    (`scripts/reader_questions.py` writes them), report both sides, and write the reader into
+    `target` (None: report only)."""
+    base = resolve_registered(REGISTRY[BASE_MODEL])
+    titles = squad_titles(squad)
+    examples = squad_examples(squad, seed=params.seed)
+    training, held = split_by_group(examples, held_out)
+    for path in extra:
+        training.extend(load_examples(path))
+    started = time.monotonic()
+    model, losses = fit_reader(training, base, params, progress)
+    seconds = time.monotonic() - started
+    window = max(1, len(losses) // 10)
+    report: dict[str, Any] = {
+        "data": {
+            "squad": str(squad),
+            "articles": [t for t in titles if t not in set(held_out)],
+            "extra": [str(p) for p in extra],
+        },
+        "held_out_articles": list(held_out),
+        "examples": len(training),
+        "pairs": sum(len(e.candidates) for e in training),
+        "params": asdict(params),
+        "train_seconds": round(seconds, 1),
+        "loss_first_tenth": round(sum(losses[:window]) / window, 4),
+        "loss_last_tenth": round(sum(losses[-window:]) / window, 4),
+        "machine": platform.processor() or platform.machine(),
+    }
+    in_sample = training[:: max(1, len(training) // report_limit)]
+    report["in_sample"] = _report(model, base, in_sample)
+    if held:
+        report["held_out"] = _report(model, base, held[:: max(1, len(held) // report_limit)])
+    if target is not None:
+        # The trained weights are kept before the export, which may refuse them.
+        checkpoint = target.parent / f"{target.name}.pt"
+        save_weights(model, checkpoint)
+        report["checkpoint"] = str(checkpoint)
+        manifest = {"base": BASE_MODEL, "licence": LICENCE, "training": report}
+        report["files"] = export_reader(model, base, target, manifest)["files"]
+    return report
+
+
+def _report(model: Any, base: Path, examples: Sequence[Any]) -> dict[str, Any]:
+    scores = score_examples(model, base, examples)
+    return {"questions": len(examples), **ranking_report(scores, [e.labels for e in examples])}

@@ -1,0 +1,202 @@
+"""Training the sentence reader: MiniLM's encoder with a one-logit head, fitted on reader examples.
+
+The encoder starts from the bundled all-MiniLM-L6-v2 weights (mean pooling, as it was trained)
+and its word embeddings stay frozen, which keeps what it knows of words the examples never show
+and halves the optimiser's work. Each step takes whole questions: every candidate's logit is
+pushed towards its label (binary cross-entropy, so scores mean the same across questions and a
+question with no answering sentence can be told apart), and, for an answerable question, its
+answering sentences are pushed above its other candidates (a softmax over the question's
+candidates). Plain torch on the CPU; the seed fixes the order, the sampling and the head.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from footnote.models.sentence_reader import MAX_PAIR_TOKENS
+from footnote.training.reader_data import ReaderExample
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FitParams:
+    epochs: float = 1.0
+    pairs_per_step: int = 48
+    learning_rate: float = 6e-5
+    head_learning_rate: float = 2e-3
+    warmup: float = 0.06
+    listwise_weight: float = 1.0
+    seed: int = 13
+    threads: int = 2
+    max_steps: int = 0  # 0: as many as `epochs` take
+
+
+def build_model(base: Path) -> Any:
+    """The reader network on `base` (a BERT-style sentence-transformers folder)."""
+    import torch
+    from transformers import AutoModel
+
+    class Reader(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoder = AutoModel.from_pretrained(str(base), local_files_only=True)
+            self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            hidden = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+            return self.head(pooled).squeeze(-1)
+
+    return Reader()
+
+
+def load_tokenizer(base: Path) -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(base / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(MAX_PAIR_TOKENS, strategy="only_second")
+    return tokenizer
+
+
+def _steps(examples: Sequence[ReaderExample], pairs: int, rng: random.Random) -> list[list[ReaderExample]]:
+    """Questions packed into steps of about `pairs` candidates, questions of similar length
+    together (little of a step is padding), the steps in random order."""
+    order = list(examples)
+    rng.shuffle(order)
+    order.sort(key=lambda e: max(len(e.question) + len(c) for c in e.candidates) // 32)
+    steps: list[list[ReaderExample]] = [[]]
+    size = 0
+    for example in order:
+        if size and size + len(example.candidates) > pairs:
+            steps.append([])
+            size = 0
+        steps[-1].append(example)
+        size += len(example.candidates)
+    steps = [step for step in steps if step]
+    rng.shuffle(steps)
+    return steps
+
+
+def fit_reader(
+    examples: Sequence[ReaderExample],
+    base: Path,
+    params: FitParams = FitParams(),
+    progress: Callable[[int, int, float], None] | None = None,
+) -> tuple[Any, list[float]]:
+    """The trained network and the loss of every step."""
+    import torch
+
+    from footnote.models.sentence_reader import pair_arrays
+
+    torch.manual_seed(params.seed)
+    torch.set_num_threads(params.threads)
+    rng = random.Random(params.seed)
+    tokenizer = load_tokenizer(base)
+    model = build_model(base)
+    model.encoder.embeddings.word_embeddings.weight.requires_grad_(False)
+    encoder = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("head")]
+    optimiser = torch.optim.AdamW(
+        [
+            {"params": encoder, "lr": params.learning_rate},
+            {"params": model.head.parameters(), "lr": params.head_learning_rate},
+        ],
+        weight_decay=0.01,
+    )
+    plan: list[list[ReaderExample]] = []
+    while len(plan) < max(1, math.ceil(params.epochs * len(_steps(examples, params.pairs_per_step, rng)))):
+        plan.extend(_steps(examples, params.pairs_per_step, rng))
+    total = math.ceil(params.epochs * len(_steps(examples, params.pairs_per_step, random.Random(0))))
+    if params.max_steps:
+        total = min(total, params.max_steps)
+    plan = plan[:total]
+    warmup = max(1, int(params.warmup * total))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup)))
+    )
+    model.train()
+    losses: list[float] = []
+    started = time.monotonic()
+    for number, step in enumerate(plan):
+        encoded = [tokenizer.encode_batch([(e.question, c) for c in e.candidates]) for e in step]
+        flat = [enc for batch in encoded for enc in batch]
+        feeds = {
+            k: torch.from_numpy(v)
+            for k, v in pair_arrays([e.ids for e in flat], [e.type_ids for e in flat]).items()
+        }
+        logits = model(**feeds)
+        loss = _loss(logits, step, params.listwise_weight)
+        optimiser.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+        scheduler.step()
+        losses.append(float(loss.detach()))
+        if progress is not None:
+            progress(number + 1, total, losses[-1])
+        elif (number + 1) % 50 == 0:
+            log.info("step %d/%d loss %.4f (%.0f s)", number + 1, total, loss, time.monotonic() - started)
+    model.eval()
+    return model, losses
+
+
+def _loss(logits: Any, step: Sequence[ReaderExample], listwise_weight: float) -> Any:
+    import torch
+
+    labels = torch.tensor([float(x) for e in step for x in e.labels])
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
+    listwise = []
+    offset = 0
+    for example in step:
+        size = len(example.candidates)
+        if example.answerable:
+            scores = logits[offset : offset + size]
+            positive = labels[offset : offset + size] > 0
+            listwise.append(torch.logsumexp(scores, 0) - torch.logsumexp(scores[positive], 0))
+        offset += size
+    if listwise:
+        loss = loss + listwise_weight * torch.stack(listwise).mean()
+    return loss
+
+
+def score_examples(model: Any, base: Path, examples: Sequence[ReaderExample]) -> list[list[float]]:
+    """The trained network's logits for every candidate of every example (torch, for evaluation)."""
+    import torch
+
+    from footnote.models.sentence_reader import pair_arrays
+
+    tokenizer = load_tokenizer(base)
+    scores = []
+    with torch.inference_mode():
+        for example in examples:
+            encoded = tokenizer.encode_batch([(example.question, c) for c in example.candidates])
+            feeds = pair_arrays([e.ids for e in encoded], [e.type_ids for e in encoded])
+            scores.append(model(**{k: torch.from_numpy(v) for k, v in feeds.items()}).tolist())
+    return scores
+
+
+def save_weights(model: Any, path: Path) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), path)
+
+
+def load_weights(base: Path, path: Path) -> Any:
+    """The network `save_weights` wrote, on `base`."""
+    import torch
+
+    model = build_model(base)
+    model.load_state_dict(torch.load(path, map_location="cpu"))
+    return model.eval()

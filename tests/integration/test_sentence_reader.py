@@ -1,0 +1,128 @@
+"""footnote's sentence reader: pinned weights, and a model that reads for the answer."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from footnote.errors import ModelError, ModelIntegrityError
+from footnote.models import sentence_reader
+from footnote.models.registry import READER_FILES, READER_FOLDER, REGISTRY, resolve_registered
+from footnote.models.sentence_reader import (
+    OnnxSentenceReader,
+    bundled_reader_files,
+    open_sentence_reader,
+    reader_input,
+)
+from footnote.training.reader_data import ReaderExample
+from footnote.training.reader_fit import FitParams, fit_reader
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def reader() -> OnnxSentenceReader:
+    return OnnxSentenceReader(bundled_reader_files())
+
+
+def test_every_shipped_file_is_pinned() -> None:
+    assert set(READER_FILES) == {"model.onnx", "tokenizer.json"}
+    assert (READER_FOLDER / "reader.json").is_file()
+
+
+def test_a_tampered_reader_is_refused_with_both_hashes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "reader"
+    shutil.copytree(READER_FOLDER, copy)
+    graph = copy / "model.onnx"
+    data = bytearray(graph.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    graph.write_bytes(bytes(data))
+    monkeypatch.setattr(sentence_reader, "READER_FOLDER", copy)
+
+    with pytest.raises(ModelIntegrityError) as refused:
+        open_sentence_reader("footnote")
+
+    assert READER_FILES["model.onnx"] in str(refused.value)
+    assert refused.value.actual in str(refused.value)
+    assert refused.value.actual != READER_FILES["model.onnx"]
+
+
+def test_off_opens_nothing_and_a_folder_without_a_reader_is_an_error(tmp_path: Path) -> None:
+    assert open_sentence_reader("off") is None
+    with pytest.raises(ModelError, match="FOOTNOTE_SENTENCE_READER"):
+        open_sentence_reader(str(tmp_path))
+
+
+def test_the_answering_sentence_outscores_one_that_only_shares_words(reader: OnnxSentenceReader) -> None:
+    question = "Who invented the Fresnel lens?"
+    answering = reader_input(
+        "It was invented by the French physicist Augustin-Jean Fresnel in 1822.", "Lighthouses"
+    )
+    resembling = reader_input("The Fresnel lens is still used in lighthouses today.", "Lighthouses")
+
+    answers, resembles = reader.score(question, [answering, resembling])
+
+    assert answers > resembles
+
+
+def test_a_sentence_holding_a_number_answers_how_many(reader: OnnxSentenceReader) -> None:
+    question = "How many eggs can a queen bee lay in a day?"
+    candidates = [
+        reader_input("Worker bees collect nectar and pollen from flowers.", "Honeybees"),
+        reader_input("A queen can lay up to 2,000 eggs in a single day.", "Honeybees"),
+        reader_input("The queen is the only fertile female in the colony.", "Honeybees"),
+    ]
+
+    scores = reader.score(question, candidates)
+
+    assert max(range(3), key=scores.__getitem__) == 1
+
+
+def test_scores_do_not_depend_on_the_batch(reader: OnnxSentenceReader) -> None:
+    question = "Which option keeps the input files?"
+    alone = reader.score(question, [reader_input("-k, --keep  Keep (don't delete) input files.", "gzip")])
+    batched = reader.score(
+        question,
+        [
+            reader_input("-k, --keep  Keep (don't delete) input files.", "gzip"),
+            reader_input("x " * 200, "long"),
+        ],
+    )
+
+    assert batched[0] == pytest.approx(alone[0], abs=0.25)
+
+
+@pytest.mark.integration
+def test_a_few_training_steps_lower_the_loss() -> None:
+    base = resolve_registered(REGISTRY["minilm-l6"])
+    examples = [
+        ReaderExample(
+            "Who invented the Fresnel lens?",
+            (
+                reader_input("Augustin-Jean Fresnel invented it in 1822.", "Lenses"),
+                reader_input("Lighthouses burned whale oil.", "Lenses"),
+                reader_input("Keepers trimmed the wicks.", "Lenses"),
+            ),
+            (1, 0, 0),
+            "lenses",
+        ),
+        ReaderExample(
+            "How many queens does a colony have?",
+            (
+                reader_input("Worker bees gather nectar.", "Bees"),
+                reader_input("A colony has one queen.", "Bees"),
+            ),
+            (0, 1),
+            "bees",
+        ),
+    ]
+    params = FitParams(epochs=12, pairs_per_step=5, learning_rate=2e-4, warmup=0.0)
+
+    _model, losses = fit_reader(examples, base, params)
+
+    assert len(losses) == 12
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3

@@ -1,0 +1,96 @@
+"""Training the sentence reader: examples from SQuAD 2.0's format, and a few steps that learn."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from footnote.models.sentence_reader import CONTEXT_MARK, reader_input
+from footnote.training.reader_data import split_by_group, squad_examples
+
+PARAGRAPH = (
+    "The Fresnel lens was invented by Augustin-Jean Fresnel in 1822. "
+    "It replaced the mirrors that lighthouses had used before. "
+    "Lighthouse keepers trimmed the wicks every night."
+)
+OTHER = "Honeybees live in colonies. A colony has one queen. Worker bees gather nectar."
+
+
+def squad_file(tmp_path: Path) -> Path:
+    invented = PARAGRAPH.index("Augustin")
+    trimmed = PARAGRAPH.index("trimmed")
+    data = {
+        "version": "v2.0",
+        "data": [
+            {
+                "title": "Lighthouses",
+                "paragraphs": [
+                    {
+                        "context": PARAGRAPH,
+                        "qas": [
+                            {
+                                "id": "a",
+                                "question": "Who invented the Fresnel lens?",
+                                "answers": [{"text": "Augustin-Jean Fresnel", "answer_start": invented}],
+                                "is_impossible": False,
+                            },
+                            {
+                                "id": "b",
+                                "question": "Who trimmed the lamps of the Fresnel lens factory?",
+                                "answers": [],
+                                "plausible_answers": [{"text": "trimmed", "answer_start": trimmed}],
+                                "is_impossible": True,
+                            },
+                        ],
+                    }
+                ],
+            },
+            {
+                "title": "Honeybees",
+                "paragraphs": [
+                    {
+                        "context": OTHER,
+                        "qas": [
+                            {
+                                "id": "c",
+                                "question": "How many queens does a colony have?",
+                                "answers": [{"text": "one", "answer_start": OTHER.index("one")}],
+                                "is_impossible": False,
+                            }
+                        ],
+                    }
+                ],
+            },
+        ],
+    }
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_the_answer_sentence_is_the_positive_and_the_distractor_a_negative(tmp_path: Path) -> None:
+    examples = squad_examples(squad_file(tmp_path))
+    answered, unanswerable, bees = examples
+
+    positives = [c for c, label in zip(answered.candidates, answered.labels, strict=True) if label]
+    assert positives == [
+        reader_input("The Fresnel lens was invented by Augustin-Jean Fresnel in 1822.", "Lighthouses")
+    ]
+    assert not unanswerable.answerable
+    assert any("trimmed the wicks" in c for c in unanswerable.candidates)
+    assert {e.group for e in examples} == {"Lighthouses", "Honeybees"}
+    assert bees.answerable
+
+
+def test_a_later_sentence_carries_its_paragraphs_lead_in(tmp_path: Path) -> None:
+    (answered, *_) = squad_examples(squad_file(tmp_path))
+    later = next(c for c in answered.candidates if c.startswith("It replaced"))
+
+    assert later.split(CONTEXT_MARK)[1].startswith("Lighthouses: The Fresnel lens was invented")
+
+
+def test_documents_are_split_whole(tmp_path: Path) -> None:
+    training, held = split_by_group(squad_examples(squad_file(tmp_path)), ["Honeybees"])
+
+    assert {e.group for e in training} == {"Lighthouses"}
+    assert {e.group for e in held} == {"Honeybees"}
