@@ -257,8 +257,10 @@ def test_the_evidence_reader_shows_the_model_only_selected_passages(tmp_path: Pa
         app.close()
     system, user = generator.calls[0][0].content, generator.calls[0][-1].content
     assert system == EVIDENCE_PROMPT and user.startswith("Evidence:") and "32768" in user
-    assert answer.sentences[0].supported and not answer.extracted
     assert answer.prompt_tokens > 0
+    # The model's sentence says nothing the quoted passage does not: it is not shown twice.
+    assert [s.supported for s in answer.sentences] == [True]
+    assert "32768" in answer.sentences[0].text and answer.extracted
 
 
 # --- where the best passage's quote goes ----------------------------------------------------

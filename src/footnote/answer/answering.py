@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING
 from footnote.answer import gates
 from footnote.answer.budget import pack_sources
 from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
-from footnote.answer.evidence import Passage, answerability, score_sentences, select_passages
+from footnote.answer.evidence import (
+    Answerable,
+    Passage,
+    answerability,
+    reader_candidates,
+    reader_probability,
+    score_sentences,
+    select_passages,
+)
 from footnote.answer.history import condense_question, recent_turns
 from footnote.answer.policy import EVIDENCE_ANSWER_TOKENS, EVIDENCE_READER, EXTRACT_READER
 from footnote.answer.prompt import build_evidence_messages, build_messages, wording
@@ -23,7 +31,7 @@ from footnote.answer.result import Answer, AnswerEvent, Asked, DoneEvent, Senten
 from footnote.answer.streaming import Clock, Draft, generate_checked, with_quote
 from footnote.answer.usage import ANSWER_STEP, CONDENSE_STEP, RELATED_STEP, MeteredGenerator, TokenUsage
 from footnote.core.hits import SearchHit
-from footnote.core.language import ENGLISH
+from footnote.core.language import ENGLISH, reads
 from footnote.errors import QueryError
 from footnote.models.base import GenerationParams, Message
 
@@ -98,7 +106,9 @@ class Answering:
             return
         checker = engine.support.checker(sources, question, policy.judge_threshold)
         match = checker.question_match(question)
-        passages, answerable = self._evidence(question, checker) if policy.reads_evidence else ([], 1.0)
+        passages, answerable = (
+            self._evidence(question, checker) if policy.reads_evidence else ([], Answerable())
+        )
         declined = gates.unrelated_sources(asked, policy, match, passages, answerable, clock)
         if declined is not None:
             yield DoneEvent(declined)
@@ -188,7 +198,7 @@ class Answering:
         written: Written,
         passages: list[Passage],
         prompt: Prompt,
-        scores: tuple[float, float],
+        scores: tuple[float, Answerable],
     ) -> Answer:
         """The written answer with its scores: `scores` are the sources' match with the question
         and their answerability."""
@@ -204,7 +214,7 @@ class Answering:
             or (bool(passages) and not any(s.supported for s in from_model)),
             match=match,
             evidence_score=passages[0].score if passages else 0.0,
-            answerability=answerable,
+            answerability=answerable.value,
             truncated=bool(prompt.messages)
             and asked.usage.step(ANSWER_STEP).completion >= prompt.params.max_tokens,
         )
@@ -225,17 +235,25 @@ class Answering:
         indexed = self.engine.retriever.unknown_words
         return gates.unknown_words(question, sources, indexed, english=self.language == ENGLISH)
 
-    def _evidence(self, question: str, checker: CitationChecker) -> tuple[list[Passage], float]:
+    def _evidence(self, question: str, checker: CitationChecker) -> tuple[list[Passage], Answerable]:
         """The passages of the sources most likely to answer `question`, best first, and how
         likely it is that one of the sources answers at all."""
         spans = checker.sentence_spans()
         texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
+        reader = self.engine.support.reader
+        read = None
+        if reader is not None and spans and reads(reader.languages, self.language):
+            read = reader.score(question, reader_candidates(checker.sources, spans, texts))
+        # The reader decides whether to answer, not what to quote: added to the blend, its scores
+        # (trained on SQuAD 2.0 only) lowered passage@1 on docqa-dev cross-validated by document,
+        # 0.525 against 0.55 (benchmarks/results/reader_blend-docqa-dev-squad8-*.json).
         scores = score_sentences(question, spans, checker.question_vector, texts)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(
             checker.sources, spans, scores, count_tokens, self.engine.policy.evidence_tokens
         )
-        return passages, answerability(question, spans, texts)
+        best_read = reader_probability(max(read)) if read else None
+        return passages, Answerable(answerability(question, spans, texts), best_read)
 
     def _quote_instead(
         self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]

@@ -30,6 +30,7 @@ from footnote.answer.terms import content_terms
 from footnote.core.hits import SearchHit
 from footnote.core.sentences import split_sentences, strip_markers
 from footnote.models.base import Embedder, Vector
+from footnote.models.sentence_reader import SentenceReader
 
 # Calibrated on the labelled set in tests/unit/test_citations.py. Lexical score alone:
 # copied or paraphrased sentences 0.67-1.00, fabricated ones sharing a few words 0.06-0.50.
@@ -294,11 +295,12 @@ def _corroborating(best: list[Scored | None], cited: list[int], floor: float) ->
 @dataclass(frozen=True)
 class SupportModels:
     """The models that decide whether a source supports a sentence: the embedder, averaged with
-    word overlap (None: overlap alone), and the support judge that re-reads the best spans, when
-    one is configured."""
+    word overlap (None: overlap alone), the support judge that re-reads the best spans, when
+    one is configured, and the sentence reader that chooses the evidence (None: the blend alone)."""
 
     embedder: Embedder | None
     judge: SupportJudge | None = None
+    reader: SentenceReader | None = None  # reads each source sentence for the evidence
 
     def checker(
         self, sources: Sequence[SearchHit], question: str, judge_threshold: float = DEFAULT_JUDGE_THRESHOLD

@@ -31,6 +31,7 @@ from footnote.core.hits import SearchHit
 from footnote.core.sentences import split_sentences
 from footnote.core.stopwords import CLAIM_STOP_WORDS
 from footnote.models.base import Vector
+from footnote.models.sentence_reader import reader_input
 
 # Weights of the signals and of the lead-in's terms, chosen by a grid search on docqa-dev; what
 # they give is measured by `benchmarks/evidence_selection.py` (saved under benchmarks/results/).
@@ -195,6 +196,22 @@ def sentence_spans(hits: Sequence[SearchHit]) -> list[SentenceSpan]:
 
 
 @dataclass(frozen=True)
+class Answerable:
+    """How likely the sources are to answer: the coverage of the question by an answer-shaped
+    sentence (`answerability`), and the reader's probability that its best sentence answers
+    (None when no reader read them)."""
+
+    coverage: float = 1.0
+    read: float | None = None
+
+    @property
+    def value(self) -> float:
+        """The coverage, times the reader's probability when it read the sources: apart, each
+        tells answerable questions from the rest less well than together."""
+        return self.coverage if self.read is None else self.read * self.coverage
+
+
+@dataclass(frozen=True)
 class Passage:
     """A run of sentences `[first, last]` of one chunk chosen as evidence, and its score."""
 
@@ -206,6 +223,28 @@ class Passage:
 
     def text(self, hits: Sequence[SearchHit]) -> str:
         return hits[self.source].text[self.start : self.end]
+
+
+def reader_candidates(
+    hits: Sequence[SearchHit], sentences: Sequence[SentenceSpan], texts: Sequence[str]
+) -> list[str]:
+    """What the sentence reader reads of each sentence: the sentence, its document's title and
+    heading path, and the first sentence of its paragraph when it is a later one."""
+    first: dict[tuple[int, int], str] = {}
+    for sentence, text in zip(sentences, texts, strict=True):
+        first.setdefault((sentence.source, sentence.paragraph), text)
+    candidates = []
+    for sentence, text in zip(sentences, texts, strict=True):
+        hit = hits[sentence.source]
+        heading = " \u203a ".join(part for part in (hit.title, *hit.heading_path) if part)
+        lead = first[(sentence.source, sentence.paragraph)]
+        candidates.append(reader_input(text, heading, "" if lead is text else lead))
+    return candidates
+
+
+def reader_probability(logit: float) -> float:
+    """The reader's logit as the probability that the sentence answers."""
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
 
 
 def score_sentences(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from footnote.answer.evidence import Passage
+from footnote.answer.evidence import Answerable, Passage
 from footnote.answer.policy import AnswerPolicy
 from footnote.answer.result import Answer, Asked
 from footnote.answer.streaming import Clock
@@ -39,22 +39,23 @@ def unrelated_sources(
     policy: AnswerPolicy,
     match: float,
     passages: Sequence[Passage],
-    answerable: float,
+    answerable: Answerable,
     clock: Clock,
 ) -> Answer | None:
     """Nothing retrieved answers the question (its best span matches it less than the relevance
     floor; or, for the readers that select evidence, no passage holds an answer-shaped sentence
-    covering the question enough): say so, show the nearest sources, and spend no time
-    generating an answer they could not support."""
+    covering the question enough, weighed by the sentence reader's belief when it read them): say so, show
+    the nearest sources, and spend no time generating an answer they could not support."""
+    floor = policy.evidence_floor if answerable.read is None else policy.reader_floor
     if match >= policy.relevance_floor and not (
-        policy.reads_evidence and (not passages or answerable < policy.evidence_floor)
+        policy.reads_evidence and (not passages or answerable.value < floor)
     ):
         return None
     declined = asked.declined(
         match=match,
         unrelated=True,
         evidence_score=passages[0].score if passages else 0.0,
-        answerability=answerable,
+        answerability=answerable.value,
     )
     clock.mark("total")
     return declined

@@ -38,6 +38,7 @@ EVIDENCE_ANSWER_TOKENS = 48
 # built directly behaves as the application's does.
 RELEVANCE_FLOOR: float = Settings.model_fields["relevance_floor"].default
 EVIDENCE_FLOOR: float = Settings.model_fields["evidence_floor"].default
+READER_FLOOR: float = Settings.model_fields["reader_floor"].default
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class AnswerPolicy:
     relevance_floor: float = RELEVANCE_FLOOR
     evidence_floor: float = EVIDENCE_FLOOR
     decline_unknown: bool = True
+    reader_floor: float = READER_FLOOR  # the reader's best probability below which it declines
     # Gates after generating: withhold an answer whose citations match the question less; quote
     # the best-matching source sentence when nothing the model wrote is supported.
     abstain_below: float = ABSTAIN_BELOW
@@ -86,6 +88,7 @@ class AnswerPolicy:
             relevance_floor=s.relevance_floor,
             evidence_floor=s.evidence_floor,
             decline_unknown=s.decline_unknown_names,
+            reader_floor=s.reader_floor,
             abstain_below=s.abstain_below,
             quote_above=s.quote_above,
             # A judge is the authority on support: when it backs no sentence the answer abstains

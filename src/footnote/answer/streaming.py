@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from footnote import tracing
 from footnote.answer.citations import AnswerSentence, CitationChecker
 from footnote.answer.result import Answer, AnswerEvent, DoneEvent, SentenceEvent, TokenEvent
+from footnote.answer.terms import says_again
 from footnote.core.sentences import SentenceAssembler, strip_markers
 from footnote.models.base import GenerationParams, Generator, Message
 
@@ -39,16 +40,21 @@ class Draft:
 
     pieces: list[str] = field(default_factory=list)
     said: set[str] = field(default_factory=set)
+    said_texts: list[str] = field(default_factory=list)
 
     def repeats(self, sentence: str) -> bool:
         """Whether `sentence` repeats one already said (markers, list numbers, case and
-        punctuation aside); otherwise it is counted as said."""
+        punctuation aside), or says nothing one already said does not (or the reverse: a
+        sentence is never shown beside one that says the same); otherwise it is counted as said."""
         text, _ = strip_markers(sentence)
         key = " ".join(_WORDS.findall(_LIST_NUMBER.sub("", text).lower()))
-        if key in self.said:
+        if key in self.said or any(
+            says_again(text, earlier) or says_again(earlier, text) for earlier in self.said_texts
+        ):
             return True
         if key:
             self.said.add(key)
+            self.said_texts.append(text)
         return False
 
 

@@ -7,8 +7,10 @@ capitalised words (other than the first) weigh more; CJK text yields character b
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from footnote.core.cjk import CJK_CLASS as CJK_RANGES
+from footnote.core.sentences import MARKER
 from footnote.core.stopwords import CJK_CLAIM_STOP_CHARS as _CJK_STOP_CHARS
 from footnote.core.stopwords import CLAIM_STOP_WORDS as _STOP_WORDS
 
@@ -81,6 +83,30 @@ def named_words(text: str, names: bool = True) -> list[str]:
             if word[0].isupper() and any(c.isupper() for c in word[1:]):
                 found.append(word)
     return [word for word in dict.fromkeys(found) if len(word) > 1 and not word.isdigit()]
+
+
+# A sentence whose weighted content terms are at least this much in an earlier one says it again.
+# All of them: a sentence that changes one word may contradict, and is checked, not hidden.
+SAYS_AGAIN_SHARE = 1.0
+
+
+def says_again(sentence: str, earlier: str) -> bool:
+    """Whether `sentence` says nothing `earlier` does not: most of its weighted content terms
+    (footnote markers aside) are already in `earlier`. A sentence with no content term never does."""
+    claim = content_terms(MARKER.sub("", sentence))
+    return (
+        bool(claim)
+        and lexical_support(claim, frozenset(content_terms(MARKER.sub("", earlier)))) >= SAYS_AGAIN_SHARE
+    )
+
+
+def says_twice(sentences: Sequence[str]) -> bool:
+    """Whether two of `sentences` say the same thing (either one says nothing the other does not)."""
+    return any(
+        says_again(later, sentences[i]) or says_again(sentences[i], later)
+        for j, later in enumerate(sentences)
+        for i in range(j)
+    )
 
 
 def lexical_support(claim: dict[str, float], span_terms: frozenset[str] | set[str]) -> float:

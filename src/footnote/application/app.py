@@ -134,7 +134,7 @@ class Application:
         return AnswerEngine(
             retriever or self.retriever(),
             self.generator,
-            SupportModels(self.embedder, self.judge),
+            SupportModels(self.embedder, self.judge, self.models.reader if s.reader != "sources" else None),
             AnswerPolicy.from_settings(
                 s,
                 self.retrieval_params(top_k or s.top_k),

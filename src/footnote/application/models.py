@@ -18,6 +18,7 @@ from footnote.errors import ModelError, NotFoundError
 from footnote.models.base import Embedder, Generator
 from footnote.models.cpu import choose_embedding, cpu_flags
 from footnote.models.registry import model_languages, resolve_embedder
+from footnote.models.sentence_reader import SentenceReader, open_sentence_reader
 from footnote.perplexity import scorer_opener
 from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.store.vector_stores import recorded_vector_embedding
@@ -38,6 +39,7 @@ class Models:
         generator: Generator | None = None,
         judge: SupportJudge | None = None,
         language_generator: Generator | None = None,
+        reader: SentenceReader | None = None,
     ) -> None:
         self.settings = settings
         self._embedder = embedder
@@ -47,6 +49,7 @@ class Models:
         self._judge = judge
         self._language_generator = language_generator
         self._language_generator_missing = ""  # why no language model could be opened
+        self._reader = reader
 
     # --- the embedder ----------------------------------------------------------------------
 
@@ -207,6 +210,13 @@ class Models:
         if self._reranker is None:
             self._reranker = open_reranker(self.settings, scorer_opener(self.settings))
         return self._reranker
+
+    @property
+    def reader(self) -> SentenceReader | None:
+        """The sentence reader the settings name (`sentence_reader`), opened once; None when off."""
+        if self._reader is None:
+            self._reader = open_sentence_reader(self.settings.sentence_reader)
+        return self._reader
 
     @property
     def judge(self) -> SupportJudge | None:

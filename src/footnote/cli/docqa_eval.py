@@ -25,6 +25,8 @@ _COLUMNS = {
     "right_document": "right doc",
     "abstention": "abstain",
     "false_abstention": "false abstain",
+    "states_distractor": "distractor",
+    "says_twice": "said twice",
     "latency_p50": "p50 s",
     "latency_p90": "p90 s",
     "first_sentence_p50": "first p50 s",
@@ -39,11 +41,12 @@ def run_doc_evaluation(
     json_output: bool,
     model: str | None = None,
     home: Path | None = None,
+    per_source: int | None = None,
 ) -> dict[str, Any]:
     from footnote.application import isolated_app
     from footnote.cli.progress import IngestProgress
 
-    items = load_doc_questions(folder, limit, skip)
+    items = load_doc_questions(folder, limit, skip, per_source)
     chosen = {"llm": model} if model else {}
     with isolated_app("footnote-eval-docs-", home, {**chosen, **UNMEASURED}) as app:
         with IngestProgress(enabled=not json_output) as progress:

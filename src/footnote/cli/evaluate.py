@@ -149,6 +149,14 @@ def answers(
     judge: Judge = None,
     calibrate: Calibrate = False,
     index_dir: IndexDir = None,
+    per_source: Annotated[
+        int | None,
+        typer.Option(
+            "--per-source",
+            min=1,
+            help="Document sets: at most N questions of each source document, spread over it.",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Answer every question and score correctness, citations, abstention and latency.
@@ -162,7 +170,9 @@ def answers(
     if is_doc_set(dataset):
         from footnote.cli.docqa_eval import run_doc_evaluation
 
-        run_doc_evaluation(dataset, limit, skip, json_output, model=model, home=index_dir)
+        run_doc_evaluation(
+            dataset, limit, skip, json_output, model=model, home=index_dir, per_source=per_source
+        )
         return
 
     run_answer_evaluation(

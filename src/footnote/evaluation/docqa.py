@@ -14,6 +14,9 @@ each answer is scored:
 - correct and cited: correct, and one of its citations quotes a span that contains the answer;
 - right document: one of its citations points into the item's `source` document;
 - abstained: the answer says the documents do not contain it (no citation);
+- states the distractor: an unanswerable item with `plausible` spans (SQuAD 2.0's) answered,
+  not declined, with one of them in its text;
+- says it twice: two of the answer's sentences say the same thing (`says_again`);
 - latency: seconds to the whole answer, and to the first checked sentence.
 """
 
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.answer.engine import Answer, AnswerEngine, DoneEvent, SentenceEvent
+from footnote.answer.terms import says_twice
 from footnote.config import Settings
 from footnote.core.stats import percentile
 from footnote.evaluation.datasets import DocSetError, read_jsonl, record_fields
@@ -46,6 +50,7 @@ class DocQuestion:
     source: str | None
     evidence: str | None
     kind: str
+    plausible: tuple[str, ...] = ()  # the distractor spans of an unanswerable item
 
     @property
     def answerable(self) -> bool:
@@ -68,6 +73,8 @@ class DocOutcome:
     cited: list[str] = field(default_factory=list)
     answerability: float = 1.0  # the engine's answerability signal (evidence readers)
     match: float = 0.0  # how well the best source span matched the question
+    states_distractor: bool | None = None  # None: the item has no distractor
+    says_twice: bool = False
 
     @property
     def answerable(self) -> bool:
@@ -79,8 +86,11 @@ def is_doc_set(path: Path) -> bool:
     return path.is_dir() and (path / QUESTIONS_FILE).is_file() and (path / CORPUS_FOLDER).is_dir()
 
 
-def load_doc_questions(folder: Path, limit: int | None = None, skip: int = 0) -> list[DocQuestion]:
-    """The items of `folder/questions.jsonl`: the first `limit` after the first `skip`."""
+def load_doc_questions(
+    folder: Path, limit: int | None = None, skip: int = 0, per_source: int | None = None
+) -> list[DocQuestion]:
+    """The items of `folder/questions.jsonl`: the first `limit` after the first `skip`; with
+    `per_source`, at most that many of each source document, spread evenly over its items."""
     if not is_doc_set(folder):
         raise DocSetError(
             f"{folder} is not a document question set: "
@@ -98,9 +108,24 @@ def load_doc_questions(folder: Path, limit: int | None = None, skip: int = 0) ->
                 raw.get("source"),
                 raw.get("evidence"),
                 str(raw.get("kind") or ("factoid" if answers else UNANSWERABLE)),
+                tuple(str(span) for span in raw.get("plausible") or ()),
             )
         items.append(item)
+    if per_source:
+        items = spread_by_source(items, per_source)
     return items[skip:][:limit] if limit is not None else items[skip:]
+
+
+def spread_by_source(items: Sequence[DocQuestion], most: int) -> list[DocQuestion]:
+    """At most `most` items of each source, evenly spaced over its items, in their order."""
+    by_source: dict[str | None, list[int]] = {}
+    for index, item in enumerate(items):
+        by_source.setdefault(item.source, []).append(index)
+    kept: set[int] = set()
+    for indexes in by_source.values():
+        step = len(indexes) / most
+        kept.update(indexes[int(k * step)] for k in range(min(most, len(indexes))))
+    return [item for index, item in enumerate(items) if index in kept]
 
 
 def normalise(text: str) -> str:
@@ -138,6 +163,9 @@ def score_doc_answer(
     correct = item.answerable and contains_answer(shown, item.answers)
     quoted = correct and any(contains_answer(c.quote, item.answers) for c in citations)
     right = bool(item.source) and any(Path(c.path).name == item.source for c in citations)
+    distractor = None
+    if item.plausible:
+        distractor = not answer.abstained and contains_answer(answer.text, item.plausible)
     return DocOutcome(
         item.id,
         item.kind,
@@ -153,6 +181,8 @@ def score_doc_answer(
         cited=sorted({Path(c.path).name for c in citations}),
         answerability=round(answer.answerability, 4),
         match=round(answer.match, 4),
+        states_distractor=distractor,
+        says_twice=says_twice([s.text for s in answer.sentences]),
     )
 
 
@@ -221,6 +251,7 @@ def doc_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
     seconds = [o.seconds for o in outcomes]
     firsts = [o.first_sentence_seconds for o in outcomes if o.first_sentence_seconds is not None]
     tokens = [o.prompt_tokens for o in outcomes if o.prompt_tokens]
+    decoyed = [o for o in unanswerable if o.states_distractor is not None]
     return {
         "questions": len(outcomes),
         "answerable": len(answerable),
@@ -229,6 +260,8 @@ def doc_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
         "right_document": _share(sum(o.right_document for o in answerable), len(answerable)),
         "abstention": _share(sum(o.abstained for o in unanswerable), len(unanswerable)),
         "false_abstention": _share(sum(o.abstained for o in answerable), len(answerable)),
+        "states_distractor": _share(sum(bool(o.states_distractor) for o in decoyed), len(decoyed)),
+        "says_twice": sum(o.says_twice for o in outcomes),
         "latency_p50": _percentile(seconds, 0.5),
         "latency_p90": _percentile(seconds, 0.9),
         "first_sentence_p50": _percentile(firsts, 0.5),
