@@ -1,0 +1,262 @@
+"""How the sentence reader chooses evidence and decides to decline, against today's blend, with
+every chosen weight and threshold cross-validated by document.
+
+For a document question set (ingested once into `--home`), every question's top-k chunks are
+split and scored as the answer engine does (`evidence_model.prepare`), and every sentence is read
+by the reader(s) given. Reported, in sample and cross-validated by document side by side:
+
+- selection (answerable questions): passage@1, the answer in the quoted passage, for the shipped
+  blend, the reader alone, and the blend plus the reader at a weight chosen per fold; and the
+  same with the blend's hand rules (asked-kind bonus, agreement, restating and question factors)
+  left out, which says whether those rules still earn their place beside the reader;
+- declining: the reader's best probability and today's answerability as signals, with the
+  threshold chosen per fold for at most 10% false declines; the share of unanswerable questions
+  declined, of answerable ones declined, and, where the set says (`plausible`), of unanswerable
+  ones whose quoted passage holds the distractor.
+
+A set whose reader was trained on some of its documents takes `--reader-for GROUP=FOLDER`, so each
+document is read by a reader that never saw it (the cross-validated reader figure).
+
+    python benchmarks/reader_blend.py ../shared/data/docqa-dev --home /tmp/docqa-home
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import re
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+from evidence_model import FEATURES, Prepared, prepare, selection
+
+from footnote.answer import evidence
+from footnote.application import create_app
+from footnote.config import Settings
+from footnote.evaluation.docqa import CORPUS_FOLDER, contains_answer, load_doc_questions
+from footnote.models.sentence_reader import OnnxSentenceReader, ReaderFiles, bundled_reader_files
+
+RESULTS = Path(__file__).parent / "results"
+WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+MAX_FALSE_DECLINES = 0.10
+FOLDS = 5
+
+
+def core_blend(p: Prepared) -> np.ndarray:
+    """The blend's signals without its hand rules: keyword coverage, dense cosine, chunk rank."""
+    column = {name: k for k, name in enumerate(FEATURES)}
+    f = p.features
+    return (
+        evidence.KEYWORD_WEIGHT * f[:, column["keyword"]]
+        + evidence.DENSE_WEIGHT * f[:, column["dense"]]
+        + evidence.RANK_WEIGHT * f[:, column["rank"]]
+    )
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
+
+
+def folds_by_group(prepared: Sequence[Prepared], folds: int, seed: int = 7) -> list[list[int]]:
+    groups = sorted({p.group for p in prepared})
+    random.Random(seed).shuffle(groups)
+    fold_of = {g: i % folds for i, g in enumerate(groups)}
+    return [[i for i, p in enumerate(prepared) if fold_of[p.group] == k] for k in range(folds)]
+
+
+def selection_rows(
+    prepared: Sequence[Prepared], base: Callable[[Prepared], np.ndarray], read: list[np.ndarray], count
+) -> dict[str, object]:
+    """passage@1 of base + w * reader probability: for each w in sample, and cross-validated."""
+    per_weight = {
+        w: selection(prepared, lambda i, w=w: base(prepared[i]) + w * sigmoid(read[i]), count)[:, 0]
+        for w in WEIGHTS
+    }
+    answerable = [i for i, p in enumerate(prepared) if p.item.answerable]
+    position = {i: k for k, i in enumerate(answerable)}
+    chosen, held = [], np.zeros(len(answerable))
+    for fold in folds_by_group(prepared, FOLDS):
+        test = [position[i] for i in fold if i in position]
+        train = [k for k in range(len(answerable)) if k not in set(test)]
+        best = max(WEIGHTS, key=lambda w: (per_weight[w][train].mean(), -w))
+        chosen.append(best)
+        held[test] = per_weight[best][test]
+    best_all = max(WEIGHTS, key=lambda w: (per_weight[w].mean(), -w))
+    return {
+        "by_weight": {str(w): round(float(v.mean()), 4) for w, v in per_weight.items()},
+        "in_sample": {"weight": best_all, "passage_at_1": round(float(per_weight[best_all].mean()), 4)},
+        "cross_validated": {"weights": chosen, "passage_at_1": round(float(held.mean()), 4)},
+    }
+
+
+def decline_rows(prepared: Sequence[Prepared], signals: dict[str, np.ndarray]) -> dict[str, object]:
+    """Per signal: threshold chosen per fold for at most 10% false declines, and what it gives."""
+    answerable = np.array([p.item.answerable for p in prepared])
+    report: dict[str, object] = {}
+    for name, values in signals.items():
+        declined = np.zeros(len(prepared), dtype=bool)
+        thresholds = []
+        for fold in folds_by_group(prepared, FOLDS):
+            train = np.array([i for i in range(len(prepared)) if i not in set(fold)])
+            threshold = decline_threshold(values[train], answerable[train])
+            thresholds.append(round(threshold, 4))
+            declined[fold] = values[fold] < threshold
+        in_sample = decline_threshold(values, answerable)
+        report[name] = {
+            "auc": round(auc(values, answerable), 4),
+            "in_sample": {
+                "threshold": round(in_sample, 4),
+                **decline_figures(values < in_sample, answerable),
+            },
+            "cross_validated": {"thresholds": thresholds, **decline_figures(declined, answerable)},
+        }
+    return report
+
+
+def decline_threshold(values: np.ndarray, answerable: np.ndarray) -> float:
+    """The highest threshold that declines at most MAX_FALSE_DECLINES of the answerable questions."""
+    positives = np.sort(values[answerable])
+    if not len(positives):
+        return 0.0
+    allowed = math.floor(MAX_FALSE_DECLINES * len(positives))
+    return float(positives[allowed]) if allowed < len(positives) else float(positives[-1])
+
+
+def decline_figures(declined: np.ndarray, answerable: np.ndarray) -> dict[str, float]:
+    return {
+        "declines": round(float(declined[~answerable].mean()), 4) if (~answerable).any() else 0.0,
+        "false_declines": round(float(declined[answerable].mean()), 4),
+    }
+
+
+def auc(values: np.ndarray, positive: np.ndarray) -> float:
+    pos, neg = values[positive], values[~positive]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    return float(
+        ((pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum())
+        / (len(pos) * len(neg))
+    )
+
+
+def distractor_rate(
+    prepared: Sequence[Prepared], scores: list[np.ndarray], declined: np.ndarray, count
+) -> float:
+    """Of the unanswerable questions with a distractor, the share answered with a passage holding it."""
+    stated = []
+    for index, p in enumerate(prepared):
+        plausible = getattr(p.item, "plausible", None) or []
+        if p.item.answerable or not plausible:
+            continue
+        if declined[index]:
+            stated.append(False)
+            continue
+        passages = evidence.select_passages(p.hits, p.spans, list(scores[index]), count)
+        stated.append(bool(passages) and contains_answer(passages[0].text(p.hits), plausible))
+    return round(float(np.mean(stated)), 4) if stated else float("nan")
+
+
+def coverage_without(p: Prepared, default_rule: bool = False, kinds: bool = False) -> float:
+    """Today's answerability with its default rule and/or its asked-kind filter left out."""
+    saved = evidence._ASKS_DEFAULT, evidence.asked_kinds
+    try:
+        if default_rule:
+            evidence._ASKS_DEFAULT = re.compile(r"(?!x)x")
+        if kinds:
+            evidence.asked_kinds = lambda question: frozenset()
+        return evidence.answerability(p.item.question, p.spans, p.texts)
+    finally:
+        evidence._ASKS_DEFAULT, evidence.asked_kinds = saved
+
+
+def readers_for(args: argparse.Namespace) -> Callable[[str], OnnxSentenceReader]:
+    default = OnnxSentenceReader(ReaderFiles(Path(args.reader)) if args.reader else bundled_reader_files())
+    by_group = {}
+    for pair in args.reader_for or []:
+        group, _, folder = pair.partition("=")
+        by_group[group] = OnnxSentenceReader(ReaderFiles(Path(folder)))
+    return lambda group: by_group.get(group, default)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--reader", help="reader folder (default: the bundled one)")
+    parser.add_argument(
+        "--reader-for", action="append", help="GROUP=FOLDER: read this document with another reader"
+    )
+    parser.add_argument(
+        "--per-group", type=int, default=0, help="at most this many questions per document (0: all)"
+    )
+    parser.add_argument("--tag", default="")
+    args = parser.parse_args()
+
+    settings = Settings(home=args.home)
+    app = create_app(settings)
+    if not app.catalog.chunk_id_list():
+        app.ingest([args.dataset / CORPUS_FOLDER])
+    items = load_doc_questions(args.dataset)
+    if args.per_group:
+        rng, kept, seen = random.Random(3), [], {}
+        for item in rng.sample(items, len(items)):
+            if seen.get(item.source, 0) < args.per_group:
+                kept.append(item)
+                seen[item.source] = seen.get(item.source, 0) + 1
+        items = sorted(kept, key=lambda i: i.id)
+    started = time.perf_counter()
+    prepared = prepare(app, items, args.top_k)
+    reader_of = readers_for(args)
+    read, read_seconds = [], []
+    for p in prepared:
+        candidates = evidence.reader_candidates(p.hits, p.spans, p.texts)
+        began = time.perf_counter()
+        read.append(np.asarray(reader_of(p.group).score(p.item.question, candidates), dtype=float))
+        read_seconds.append(time.perf_counter() - began)
+    count = app.generator.count_tokens
+    report: dict[str, object] = {
+        "dataset": str(args.dataset),
+        "questions": len(prepared),
+        "answerable": sum(p.item.answerable for p in prepared),
+        "documents": len({p.group for p in prepared}),
+        "prepare_seconds": round(time.perf_counter() - started, 1),
+        "reader_seconds_p50": round(float(np.median(read_seconds)), 4),
+        "reader_seconds_p90": round(float(np.percentile(read_seconds, 90)), 4),
+        "sentences_p50": float(np.median([len(p.spans) for p in prepared])),
+    }
+    report["selection"] = {
+        "shipped_blend": round(
+            float(selection(prepared, lambda i: prepared[i].shipped, count)[:, 0].mean()), 4
+        ),
+        "reader_alone": round(float(selection(prepared, lambda i: read[i], count)[:, 0].mean()), 4),
+        "blend_plus_reader": selection_rows(prepared, lambda p: np.asarray(p.shipped), read, count),
+        "rules_off_plus_reader": selection_rows(prepared, core_blend, read, count),
+    }
+    best = np.array([sigmoid(r).max() if len(r) else 0.0 for r in read])
+    coverage = np.array([p.answerability for p in prepared])
+    without_default = np.array([coverage_without(p, default_rule=True) for p in prepared])
+    plain = np.array([coverage_without(p, default_rule=True, kinds=True) for p in prepared])
+    signals = {
+        "reader_best": best,
+        "answerability": coverage,
+        "reader_best_times_answerability": best * coverage,
+        "reader_best_times_answerability_without_default_rule": best * without_default,
+        "reader_best_times_plain_coverage": best * plain,
+    }
+    report["declining"] = decline_rows(prepared, signals)
+    RESULTS.mkdir(exist_ok=True)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = f"reader_blend-{args.dataset.name}{'-' + args.tag if args.tag else ''}-{stamp}.json"
+    (RESULTS / name).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+    print(f"saved {RESULTS / name}")
+
+
+if __name__ == "__main__":
+    main()
