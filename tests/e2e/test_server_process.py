@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import httpx
 import openai
@@ -78,23 +79,41 @@ def test_a_wrong_key_is_refused_and_probes_stay_open(served: RunningServer) -> N
     assert served.api_key not in served.log.read_text(encoding="utf-8")
 
 
+def after_the_opening_question(
+    client: openai.OpenAI, follow_up: str
+) -> list[openai.types.chat.ChatCompletionMessageParam]:
+    """`QUESTION`, footnote's answer to it, and `follow_up`: a conversation's messages."""
+    first: list[openai.types.chat.ChatCompletionMessageParam] = [{"role": "user", "content": QUESTION}]
+    opening = client.chat.completions.create(model="smollm2-135m", messages=first, temperature=0, seed=0)
+    return [
+        *first,
+        {"role": "assistant", "content": opening.choices[0].message.content or ""},
+        {"role": "user", "content": follow_up},
+    ]
+
+
+def answered_from(
+    client: openai.OpenAI,
+    conversation: list[openai.types.chat.ChatCompletionMessageParam],
+    answer: str,
+    document: str,
+) -> tuple[str, dict[str, Any]]:
+    """The conversation's answer, which must hold `answer` with a citation quoting it from
+    `document`, and its token usage per step."""
+    whole = client.chat.completions.create(model="smollm2-135m", messages=conversation, temperature=0, seed=0)
+    text = whole.choices[0].message.content or ""
+    assert answer in text, text
+    detail = (whole.model_extra or {})["footnote"]
+    assert any(answer in c["quote"] and c["path"].endswith(document) for c in detail["citations"])
+    assert whole.usage is not None
+    return text, (whole.usage.model_extra or {})["steps"]
+
+
 def test_a_follow_up_is_answered_from_the_document_the_first_turn_named(client: openai.OpenAI) -> None:
     # Alone, "What country was he from?" could be asked of the lighthouse or the honeybee
     # document (a French physicist, an Austrian scientist); the first turn names the lens.
-    first: list[openai.types.chat.ChatCompletionMessageParam] = [{"role": "user", "content": QUESTION}]
-    opening = client.chat.completions.create(model="smollm2-135m", messages=first, temperature=0, seed=0)
-    conversation: list[openai.types.chat.ChatCompletionMessageParam] = [
-        *first,
-        {"role": "assistant", "content": opening.choices[0].message.content or ""},
-        {"role": "user", "content": "What country was he from?"},
-    ]
-    whole = client.chat.completions.create(model="smollm2-135m", messages=conversation, temperature=0, seed=0)
-    text = whole.choices[0].message.content or ""
-    assert "French" in text, text
-    detail = (whole.model_extra or {})["footnote"]
-    assert any("French" in c["quote"] and c["path"].endswith("lighthouses.md") for c in detail["citations"])
-    assert whole.usage is not None
-    steps = (whole.usage.model_extra or {})["steps"]
+    conversation = after_the_opening_question(client, "What country was he from?")
+    text, steps = answered_from(client, conversation, "French", "lighthouses.md")
     assert steps["condense"]["calls"] == 1 and steps["condense"]["prompt_tokens"] > 0
 
     stream = client.chat.completions.create(
@@ -102,3 +121,11 @@ def test_a_follow_up_is_answered_from_the_document_the_first_turn_named(client: 
     )
     streamed = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert streamed == text
+
+
+def test_a_follow_up_that_names_its_subject_is_searched_as_written(client: openai.OpenAI) -> None:
+    # The first turn is about the Fresnel lens; the follow-up names another subject of its own,
+    # finds the same document with the conversation as without it, and is not rewritten.
+    conversation = after_the_opening_question(client, "Which volcano buried the Roman town of Pompeii?")
+    _, steps = answered_from(client, conversation, "Vesuvius", "volcanoes.pdf")
+    assert "condense" not in steps, steps

@@ -14,7 +14,9 @@ from typer.testing import CliRunner
 from footnote.answer.history import (
     MAX_TURNS,
     HistoryError,
+    Standalone,
     condense_question,
+    leans_on_conversation,
     parse_history,
     read_history,
     recent_turns,
@@ -90,9 +92,46 @@ def test_a_follow_up_is_condensed_by_the_model_and_retrieval_uses_it() -> None:
     generator = ScriptedGenerator(["Who invented the Fresnel lens in 1822?\nextra"])
     history = [Message("user", "Tell me about the Fresnel lens."), Message("assistant", "It is a lens.")]
     condensed = condense_question(generator, history, "Who invented it?", GenerationParams())
-    assert condensed == "Who invented the Fresnel lens in 1822?"  # the stop at the newline holds
+    # the stop at the newline holds; the rewrite is read and searched
+    rewrite = "Who invented the Fresnel lens in 1822?"
+    assert condensed == Standalone(rewrite, rewrite)
     assert "Who invented it?" in generator.calls[0][-1].content
-    assert condense_question(generator, [], "Who invented it?", GenerationParams()) == "Who invented it?"
+    alone = condense_question(generator, [], "Who invented it?", GenerationParams())
+    assert alone == Standalone.as_written("Who invented it?")
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [
+        "The Fresnel lens was invented by Augustin-Jean Fresnel.",  # an answer, not a question
+        "Who built the first lighthouse?",  # drops the follow-up's own word "invented"
+        "Who invented it?",  # adds nothing the conversation supplied
+    ],
+)
+def test_a_rewrite_that_answers_drifts_or_adds_nothing_is_not_used(rewrite: str) -> None:
+    history = [Message("user", "Tell me about the Fresnel lens."), Message("assistant", "It is a lens.")]
+    generator = ScriptedGenerator([rewrite])
+    condensed = condense_question(generator, history, "Who invented it?", GenerationParams())
+    # the follow-up is read and searched after the question it follows
+    assert condensed == Standalone.as_written("Tell me about the Fresnel lens. Who invented it?")
+
+
+def test_a_follow_up_leans_on_the_conversation_when_it_names_too_little_or_finds_another_document() -> None:
+    turns = [Message("user", "Which gzip option keeps the input files?"), Message("assistant", "-k")]
+    documents = {"gzip": 1, "bzip2": 2}
+    searched: list[str] = []
+
+    def top_document(query: str) -> int | None:
+        searched.append(query)
+        return next((number for name, number in documents.items() if name in query), None)
+
+    assert leans_on_conversation("And for xz?", turns, top_document)  # one claim-bearing term
+    assert not searched
+    # names its subject: the same document alone and after the last question
+    assert not leans_on_conversation("Which gzip option sets the compression level?", turns, top_document)
+    # alone it finds nothing: the last question names what it is about
+    assert leans_on_conversation("Which option sets the compression level?", turns, top_document)
+    assert searched[-1] == "Which option sets the compression level?"
 
 
 def test_the_engine_answers_a_follow_up_with_the_turns_in_the_prompt(app: Application) -> None:

@@ -132,27 +132,28 @@ def test_stop_and_sampling_parameters_reach_the_model(tmp_path: Path) -> None:
     # Each request carries its deadline (request_timeout from now) for the backend queues.
     assert all(params.deadline is not None for params in generator.params)
     sent = [replace(params, deadline=None) for params in generator.params]
-    assert sent[0] == GenerationParams(100, 0.7, 0.9, (" Bees",), 7)
+    assert sent[0] == GenerationParams(100, 0.7, 0.9, (" Bees",), 7, repeat_penalty=1.1)
     # Unset fields take the server's settings.
-    assert sent[1] == GenerationParams(256, 0.0, 1.0, ("never",), 0)
+    assert sent[1] == GenerationParams(256, 0.0, 1.0, ("never",), 0, repeat_penalty=1.1)
 
 
 def test_a_follow_up_is_condensed_and_answered_with_the_conversation(tmp_path: Path) -> None:
-    # The first model call condenses the follow-up; the second answers it.
+    # The first model call condenses the follow-up (it names too little to be searched alone);
+    # the second answers it.
     generator = RecordingGenerator(["What do apple trees need in winter?", APPLE_REPLY])
     server, _ = build(tmp_path, generator=generator)
     messages = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Tell me about apple trees."},
         {"role": "assistant", "content": "Apple trees grow in orchards."},
-        {"role": "user", "content": [{"type": "text", "text": "What do they need in winter?"}]},
+        {"role": "user", "content": [{"type": "text", "text": "And in winter?"}]},
     ]
     with TestClient(server) as client:
         response = client.post("/v1/chat/completions", json={"messages": messages})
     assert response.status_code == 200
     condense, answer = generator.calls
     assert "Tell me about apple trees." in condense[-1].content
-    assert condense[-1].content.endswith("Last question: What do they need in winter?")
+    assert condense[-1].content.endswith("Last question: And in winter?")
     system, *turns, question = answer
     # footnote's rules first, the client's system message beneath them
     assert system.role == "system" and system.content.startswith(SYSTEM_RULES_START)

@@ -23,7 +23,7 @@ from footnote.answer.evidence import (
     score_sentences,
     select_passages,
 )
-from footnote.answer.history import condense_question, recent_turns
+from footnote.answer.history import Standalone, condense_question, leans_on_conversation, recent_turns
 from footnote.answer.policy import EVIDENCE_ANSWER_TOKENS, EVIDENCE_READER, EXTRACT_READER
 from footnote.answer.prompt import build_evidence_messages, build_messages, wording
 from footnote.answer.related import suggest_related
@@ -78,14 +78,20 @@ class Answering:
     language: str = ENGLISH  # the prompt's and the refusal's
     notice: str = ""  # said first when no model reads the question's language
 
-    def condense(self, question: str, history: Sequence[Message], usage: TokenUsage) -> str:
-        """`question` rewritten to stand alone after `history` (counted under "condense")."""
+    def condense(self, question: str, history: Sequence[Message], usage: TokenUsage) -> Standalone:
+        """`question` rewritten to stand alone after `history` (counted under "condense") when it
+        leans on the conversation; as written when it does not."""
         engine = self.engine
-        generator = MeteredGenerator(engine.generator, usage, CONDENSE_STEP)
         question = check_question(question)
-        return condense_question(
-            generator, history, question, engine.policy.generation, engine.policy.history_turns
-        )
+        turns = recent_turns(history, engine.policy.history_turns)
+        if not turns or not leans_on_conversation(question, turns, self._top_document):
+            return Standalone.as_written(question)
+        generator = MeteredGenerator(engine.generator, usage, CONDENSE_STEP)
+        return condense_question(generator, turns, question, engine.policy.generation, len(turns))
+
+    def _top_document(self, query: str) -> int | None:
+        hits = self.engine.retriever.search(query, self.engine.policy.retrieval)
+        return hits[0].document_id if hits else None
 
     def events(
         self, question: str, hits: list[SearchHit], clock: Clock, conversation: Conversation

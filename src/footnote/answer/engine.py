@@ -17,6 +17,7 @@ from typing import Protocol
 from footnote import tracing
 from footnote.answer.answering import MAX_QUESTION_CHARS, Answering, Conversation, check_question
 from footnote.answer.citations import SupportModels
+from footnote.answer.history import Standalone
 from footnote.answer.policy import (
     ABSTAIN_BELOW,
     EVIDENCE_ANSWER_TOKENS,
@@ -106,29 +107,31 @@ class AnswerEngine:
         question: str,
         history: Sequence[Message] | None = None,
         instruction: str = "",
-        standalone: str | None = None,
+        standalone: Standalone | None = None,
         usage: TokenUsage | None = None,
     ) -> Iterator[AnswerEvent]:
         """Retrieve sources for `question` and answer from them, streaming events.
 
-        With `history`, the question is first condensed into a standalone one (unless the
-        caller already did: `standalone`), which retrieval and checking use; the recent turns
-        go into the prompt. `instruction` is a client's own system message, kept below
-        footnote's rules. `usage` collects the tokens of every model call.
+        With `history`, a question that leans on it is first condensed into a standalone one
+        (unless the caller already did: `standalone`): its sources are found by the standalone
+        query and read for the standalone question; the recent turns go into the prompt.
+        `instruction` is a client's own system message, kept below footnote's rules. `usage`
+        collects the tokens of every model call.
         """
         question = check_question(question)
         answering = self.for_language(detect_language(question))
         usage = usage if usage is not None else TokenUsage()
         clock = Clock(time.perf_counter())
-        query = standalone or question
-        if history and standalone is None:
-            query = answering.condense(question, history, usage)
-            clock.mark("condense")
-        retrieval = self.policy.retrieval
-        with tracing.span("retrieve", mode=retrieval.mode, limit=retrieval.limit):
-            hits = self.retriever.search(query, retrieval)
+        if standalone is None:
+            standalone = Standalone.as_written(question)
+            if history:
+                standalone = answering.condense(question, history, usage)
+                clock.mark("condense")
+        with tracing.span("retrieve", mode=self.policy.retrieval.mode, limit=self.policy.retrieval.limit):
+            hits = self.retriever.search(standalone.query, self.policy.retrieval)
         clock.mark("retrieval")
-        events = answering.events(query, hits, clock, Conversation(history, instruction, usage))
+        conversation = Conversation(history, instruction, usage)
+        events = answering.events(standalone.question, hits, clock, conversation)
         yield from held_back(events, self.policy.abstain_below)
 
     def stream_sources(

@@ -82,7 +82,12 @@ class AnswerPolicy:
         return cls(
             retrieval=retrieval,
             generation=generation
-            or GenerationParams(max_tokens=s.answer_tokens, temperature=s.temperature, seed=s.seed),
+            or GenerationParams(
+                max_tokens=s.answer_tokens,
+                temperature=s.temperature,
+                seed=s.seed,
+                repeat_penalty=s.repeat_penalty,
+            ),
             reader=s.reader,
             evidence_tokens=s.evidence_tokens,
             relevance_floor=s.relevance_floor,

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from footnote.answer.terms import content_terms
 from footnote.core.cjk import CJK_CLASS
 from footnote.core.hits import SearchHit
+from footnote.core.loops import is_degenerate
 from footnote.core.sentences import MARKER
 from footnote.models.base import GenerationParams, Generator, Message
 
@@ -98,7 +99,8 @@ def filter_related(
     kept_terms: list[frozenset[str]] = []
     for candidate in candidates:
         terms = frozenset(content_terms(candidate))
-        if not is_well_formed(candidate) or not terms or not terms <= source_terms:
+        well_formed = is_well_formed(candidate) and not is_degenerate(candidate)
+        if not well_formed or not terms or not terms <= source_terms:
             continue
         if terms <= asked:
             continue  # nothing the reader did not already ask about

@@ -16,6 +16,7 @@ from footnote import tracing
 from footnote.answer.citations import AnswerSentence, CitationChecker
 from footnote.answer.result import Answer, AnswerEvent, DoneEvent, SentenceEvent, TokenEvent
 from footnote.answer.terms import says_again
+from footnote.core.loops import is_degenerate
 from footnote.core.sentences import SentenceAssembler, strip_markers
 from footnote.models.base import GenerationParams, Generator, Message
 
@@ -68,7 +69,8 @@ def generate_checked(
     sentences: list[AnswerSentence],
 ) -> Iterator[AnswerEvent]:
     """Stream the model's reply, checking each sentence (added to `sentences`) as soon as it is
-    complete; a model caught in a loop is cut off at its first repeated sentence."""
+    complete; a model caught in a loop is cut off at its first repeated or degenerate sentence,
+    which is never shown."""
     assembler = SentenceAssembler()
     repeated = False
     generating = time.time_ns()
@@ -80,7 +82,7 @@ def generate_checked(
             draft.pieces.append(piece)
             yield TokenEvent(piece)
             for text in assembler.feed(piece):
-                if draft.repeats(text):
+                if is_degenerate(text) or draft.repeats(text):
                     repeated = True  # a model caught in a loop: what follows would repeat too
                     break
                 sentences.append(checker.check(text))
@@ -94,7 +96,7 @@ def generate_checked(
     verifying = time.time_ns()
     tracing.record("generate", generating, verifying, model=generator.name, pieces=len(draft.pieces))
     for text in [] if repeated else assembler.finish():
-        if draft.repeats(text):
+        if is_degenerate(text) or draft.repeats(text):
             continue
         sentences.append(checker.check(text))
         yield SentenceEvent(len(sentences) - 1, sentences[-1])

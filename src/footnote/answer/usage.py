@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from footnote.core.loops import cut_loops
 from footnote.models.base import GenerationParams, Generator, Message
 
 ANSWER_STEP = "answer"
@@ -56,9 +57,11 @@ class TokenUsage:
 
 
 class MeteredGenerator(Generator):
-    """A generator that counts every call it passes on under one step of a `TokenUsage`.
+    """A generator that counts every call it passes on under one step of a `TokenUsage`, and
+    ends a reply the moment its text falls into a loop (`footnote.core.loops.cut_loops`): every
+    model call of an answer (condense, answer, related questions) goes through one.
 
-    A reply cut short (the consumer stopped reading) is counted as far as it was read.
+    A reply cut short (the consumer stopped reading, or a loop) is counted as far as it was read.
     """
 
     def __init__(self, inner: Generator, usage: TokenUsage, step: str) -> None:
@@ -71,7 +74,7 @@ class MeteredGenerator(Generator):
 
     def stream(self, messages: Sequence[Message], params: GenerationParams) -> Iterator[str]:
         pieces: list[str] = []
-        stream = self.inner.stream(messages, params)
+        stream = cut_loops(self.inner.stream(messages, params))
         try:
             for piece in stream:
                 pieces.append(piece)

@@ -27,6 +27,7 @@ _COLUMNS = {
     "false_abstention": "false abstain",
     "states_distractor": "distractor",
     "says_twice": "said twice",
+    "degenerate": "degenerate",
     "latency_p50": "p50 s",
     "latency_p90": "p90 s",
     "first_sentence_p50": "first p50 s",

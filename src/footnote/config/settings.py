@@ -82,6 +82,13 @@ class Settings(BaseSettings):
     context_tokens: int = Field(2048, ge=512, description="LLM context window")
     answer_tokens: int = Field(256, ge=16, description="most tokens an answer may use")
     temperature: float = Field(0.0, ge=0.0, le=2.0)
+    repeat_penalty: float = Field(
+        1.1,
+        ge=1.0,
+        le=2.0,
+        description="how much less likely the model makes tokens it wrote recently (1.0: not at all); "
+        "damps the loops a small model falls into",
+    )
     seed: int = 0
     threads: int = Field(0, ge=0, description="LLM threads; 0 picks the number of cores")
     embed_batch_size: int = Field(32, ge=1, le=1024)

@@ -17,6 +17,7 @@ each answer is scored:
 - states the distractor: an unanswerable item with `plausible` spans (SQuAD 2.0's) answered,
   not declined, with one of them in its text;
 - says it twice: two of the answer's sentences say the same thing (`says_again`);
+- degenerate: sentences the model wrote that are a loop or mostly repeated words (`is_degenerate`);
 - latency: seconds to the whole answer, and to the first checked sentence.
 """
 
@@ -34,6 +35,7 @@ from typing import Any
 from footnote.answer.engine import Answer, AnswerEngine, DoneEvent, SentenceEvent
 from footnote.answer.terms import says_twice
 from footnote.config import Settings
+from footnote.core.loops import is_degenerate
 from footnote.core.stats import percentile
 from footnote.evaluation.datasets import DocSetError, read_jsonl, record_fields
 
@@ -75,6 +77,7 @@ class DocOutcome:
     match: float = 0.0  # how well the best source span matched the question
     states_distractor: bool | None = None  # None: the item has no distractor
     says_twice: bool = False
+    degenerate: int = 0  # sentences shown that are a loop or mostly repeated words
 
     @property
     def answerable(self) -> bool:
@@ -183,6 +186,19 @@ def score_doc_answer(
         match=round(answer.match, 4),
         states_distractor=distractor,
         says_twice=says_twice([s.text for s in answer.sentences]),
+        degenerate=degenerate_shown(answer),
+    )
+
+
+def degenerate_shown(answer: Answer) -> int:
+    """Sentences of a given answer that are degenerate (`is_degenerate`) and that the model wrote:
+    a source's own words quoted whole (a list of mirror URLs) are the document's, not a loop."""
+    if answer.abstained:
+        return 0
+    return sum(
+        is_degenerate(sentence.text)
+        and not any(" ".join(c.quote.split()) == " ".join(sentence.text.split()) for c in sentence.citations)
+        for sentence in answer.sentences
     )
 
 
@@ -262,6 +278,7 @@ def doc_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
         "false_abstention": _share(sum(o.abstained for o in answerable), len(answerable)),
         "states_distractor": _share(sum(bool(o.states_distractor) for o in decoyed), len(decoyed)),
         "says_twice": sum(o.says_twice for o in outcomes),
+        "degenerate": sum(o.degenerate for o in outcomes),
         "latency_p50": _percentile(seconds, 0.5),
         "latency_p90": _percentile(seconds, 0.9),
         "first_sentence_p50": _percentile(firsts, 0.5),

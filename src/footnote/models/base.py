@@ -113,6 +113,9 @@ class GenerationParams:
     top_p: float = 1.0
     stop: tuple[str, ...] = ()
     seed: int = 0
+    # Above 1.0, tokens the model wrote recently are made less likely: a small model's loops
+    # ("--best --best --best") are damped while it samples (footnote.core.loops ends the rest).
+    repeat_penalty: float = 1.0
     # Scheduling, used by routed backends: larger `priority` is served first; `deadline` is a
     # `time.monotonic()` instant after which the request is given up; `model` names a pool.
     priority: int = 0

@@ -69,6 +69,7 @@ class LlamaCppGenerator(Generator):
             top_p=params.top_p,
             stop=list(params.stop) or None,
             seed=params.seed,
+            repeat_penalty=params.repeat_penalty,
         )
         for chunk in chunks:
             piece = chunk["choices"][0]["delta"].get("content")

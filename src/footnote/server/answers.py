@@ -27,6 +27,7 @@ from footnote.answer.engine import (
     SourcesEvent,
     TokenEvent,
 )
+from footnote.answer.history import Standalone
 from footnote.answer.render import render_markdown
 from footnote.answer.usage import TokenUsage
 from footnote.models.base import GenerationParams, Message
@@ -51,7 +52,7 @@ class AnswerRequest:
     instruction: str = ""
     # The question condensed from the conversation, when that was done before the run
     # (the answer cache keys on it), with the tokens condensing took.
-    standalone: str | None = None
+    standalone: Standalone | None = None
     condense_usage: TokenUsage | None = None
 
 

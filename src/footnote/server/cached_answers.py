@@ -69,7 +69,7 @@ class CachingRun(AnswerRun):
                 sources = event
             elif isinstance(event, RunFinished) and sources is not None:
                 found = self._lookup
-                query = self.request.standalone or self.request.question
+                query = self.request.standalone.query if self.request.standalone else self.request.question
                 found.cache.put(found.vector, query, found.key, found.version, (sources, event))
             yield event
 
@@ -113,7 +113,7 @@ async def start_cached_answer(state: ServerState, request: AnswerRequest) -> Ans
     try:
         if request.history:
             request = await anyio.to_thread.run_sync(_condensed, state, request)
-        query = request.standalone or request.question
+        query = request.standalone.query if request.standalone else request.question
         vector, version = await state.run_work(_describe, state, query)
         # The key is what decides the answer besides the query: the conversation only through
         # the standalone question it was condensed to, and the client's instruction.

@@ -71,6 +71,9 @@ class OpenAIGenerator(Generator):
         }
         if params.stop:
             payload["stop"] = list(params.stop)
+        if params.repeat_penalty != 1.0:
+            # The OpenAI API's nearest knob: an additive penalty on tokens already written.
+            payload["frequency_penalty"] = round(params.repeat_penalty - 1.0, 3)
         return payload
 
     def stream(self, messages: Sequence[Message], params: GenerationParams) -> Iterator[str]:

@@ -156,6 +156,7 @@ def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerReq
         top_p=1.0 if body.top_p is None else body.top_p,
         stop=body.stop_sequences(),
         seed=settings.seed if body.seed is None else body.seed,
+        repeat_penalty=settings.repeat_penalty,
         deadline=time.monotonic() + settings.request_timeout,
         priority=body.priority or 0,
     )

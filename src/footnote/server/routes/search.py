@@ -53,7 +53,10 @@ async def _answer(
 ) -> QueryResponse:
     settings = state.settings
     generation = GenerationParams(
-        max_tokens=state.max_tokens(None), temperature=settings.temperature, seed=settings.seed
+        max_tokens=state.max_tokens(None),
+        temperature=settings.temperature,
+        seed=settings.seed,
+        repeat_penalty=settings.repeat_penalty,
     )
     run = await start_answer(state, AnswerRequest(question, generation, top_k, source_filter))
     answer = (await collect(run)).answer
