@@ -11,7 +11,11 @@ alone as the answer (the extract reader: no generation, so only search and readi
   the quote when the follow-up is read as written, or the two questions together (and in either);
 - follow-ups whose own search finds the same first document as after the last question (those
   are not condensed unless they name too little; both kinds): read as written, or the two
-  questions together, over the follow-up's own sources.
+  questions together, over the follow-up's own sources;
+- the follow-ups footnote condenses (`leans_on_conversation`), each read both ways over the
+  sources found after the last question: the number of claim-bearing terms at or below which
+  the two questions together are read, chosen on all of them (in sample) and with each document
+  held out in turn (the sample set counts as one document), and the answers each choice gets.
 
     python benchmarks/follow_up_queries.py --docqa-home /tmp/docqa-home --sample-home /tmp/sample-home
 """
@@ -28,11 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from footnote.answer.engine import AnswerEngine
+from footnote.answer.history import leans_on_conversation
 from footnote.answer.policy import EXTRACT_READER
+from footnote.answer.terms import content_terms
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.core.hits import SearchHit
 from footnote.evaluation.docqa import contains_answer
+from footnote.models.base import Message
 from footnote.retrieval.fusion import reciprocal_rank_fusion
 from footnote.retrieval.retriever import HybridRetriever
 
@@ -40,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from follow_ups import SETS, conversations
 
 RESULTS = Path(__file__).parent / "results"
+MAX_TERMS_TRIED = 8
 
 
 def fused(rankings: list[list[SearchHit]], weights: list[float], limit: int) -> list[SearchHit]:
@@ -82,6 +90,63 @@ def same_document(engine: AnswerEngine, retriever: HybridRetriever, name: str) -
     return counts
 
 
+def condensed_readings(engine: AnswerEngine, name: str) -> list[dict[str, Any]]:
+    """Each follow-up footnote condenses, with its claim-bearing terms and whether reading it as
+    written, or after the last question, answers it over the sources found after the question."""
+    retriever, params = engine.retriever, engine.policy.retrieval
+    rows = []
+    for row in conversations(name):
+        turns = [Message("user", row["first"])]
+        follow_up, after = row["follow_up"], f"{row['first']} {row['follow_up']}"
+
+        def top_document(query: str) -> int | None:
+            hits = retriever.search(query, params)
+            return hits[0].document_id if hits else None
+
+        if not leans_on_conversation(follow_up, turns, top_document):
+            continue
+        joined = retriever.search(after, params)
+        rows.append(
+            {
+                "group": row.get("source") or name,
+                "kind": row["kind"],
+                "terms": len(content_terms(follow_up)),
+                "as_written": answered(engine, follow_up, joined, row["answers"]),
+                "after_last_question": answered(engine, after, joined, row["answers"]),
+            }
+        )
+    return rows
+
+
+def right_at(rows: list[dict[str, Any]], most_terms: int) -> int:
+    """Answers when the two questions are read for follow-ups of at most `most_terms` terms."""
+    key = lambda row: "after_last_question" if row["terms"] <= most_terms else "as_written"  # noqa: E731
+    return sum(row[key(row)] for row in rows)
+
+
+def choose_most_terms(rows: list[dict[str, Any]]) -> int:
+    return max(range(MAX_TERMS_TRIED + 1), key=lambda most: (right_at(rows, most), -most))
+
+
+def term_threshold(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The threshold chosen in sample, and with each group held out in turn."""
+    in_sample = choose_most_terms(rows)
+    held_out_right, chosen = 0, {}
+    for group in sorted({row["group"] for row in rows}):
+        kept = [row for row in rows if row["group"] != group]
+        most = choose_most_terms(kept)
+        chosen[group] = most
+        held_out_right += right_at([row for row in rows if row["group"] == group], most)
+    return {
+        "follow_ups": len(rows),
+        "by_threshold": {most: right_at(rows, most) for most in range(-1, MAX_TERMS_TRIED + 1)},
+        "in_sample_threshold": in_sample,
+        "in_sample_right": right_at(rows, in_sample),
+        "held_out_right": held_out_right,
+        "held_out_thresholds": chosen,
+    }
+
+
 def measure(name: str, home: Path) -> dict[str, Any]:
     corpus, _ = SETS[name]
     app = create_app(Settings(home=home))
@@ -114,7 +179,8 @@ def measure(name: str, home: Path) -> dict[str, Any]:
             for key in ("fused", "fused_half_weight"):
                 right = answered(engine, follow_up, searches[key], row["answers"])
                 counts[f"read_as_written_{key}"] = counts.get(f"read_as_written_{key}", 0) + right
-        return {"follow_ups": len(rows), **counts, "same_document": same_document(engine, retriever, name)}
+        report = {"follow_ups": len(rows), **counts, "same_document": same_document(engine, retriever, name)}
+        return {**report, "condensed": condensed_readings(engine, name)}
     finally:
         app.close()
 
@@ -128,6 +194,8 @@ def main() -> None:
         "docqa-dev": measure("docqa-dev", args.docqa_home),
         "sample": measure("sample", args.sample_home),
     }
+    condensed = report["docqa-dev"]["condensed"] + report["sample"]["condensed"]
+    report["reading_threshold"] = term_threshold(condensed)
     print(json.dumps(report, indent=1))
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / f"follow_up_queries-{time.strftime('%Y%m%d-%H%M%S')}.json"

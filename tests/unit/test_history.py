@@ -112,8 +112,16 @@ def test_a_rewrite_that_answers_drifts_or_adds_nothing_is_not_used(rewrite: str)
     history = [Message("user", "Tell me about the Fresnel lens."), Message("assistant", "It is a lens.")]
     generator = ScriptedGenerator([rewrite])
     condensed = condense_question(generator, history, "Who invented it?", GenerationParams())
-    # the follow-up is read and searched after the question it follows
+    # the follow-up, with one word of its own, is read and searched after the question it follows
     assert condensed == Standalone.as_written("Tell me about the Fresnel lens. Who invented it?")
+
+
+def test_a_follow_up_with_words_of_its_own_is_read_as_written_and_searched_after_the_last_question() -> None:
+    history = [Message("user", "Tell me about the Fresnel lens."), Message("assistant", "It is a lens.")]
+    generator = ScriptedGenerator(["The Fresnel lens was invented in 1822."])  # an answer: set aside
+    question = "Which French physicist designed its stepped glass rings?"
+    condensed = condense_question(generator, history, question, GenerationParams())
+    assert condensed == Standalone(question, f"Tell me about the Fresnel lens. {question}")
 
 
 def test_a_follow_up_leans_on_the_conversation_when_it_names_too_little_or_finds_another_document() -> None:

@@ -7,11 +7,11 @@ a follow-up is condensed only when it leans on the conversation (`leans_on_conve
 names too little to be searched, or the conversation changes which document it finds). A
 rewrite that is not a question keeping the follow-up's own words and adding some is not used
 (`keeps_follow_up`; a small model asked to rewrite often answers instead): the last question
-followed by the follow-up is searched and read in its place. Over the follow-up benchmark's
-leaning follow-ups (`benchmarks/follow_up_queries.py`), reading it found the answer for 26 of 45
-against 18 for the follow-up read as written, and fusing its search with the follow-up's own
-lost answers (12 of 33 against 17): a follow-up is condensed only when its own search finds
-another document, so the condensed question is searched alone.
+followed by the follow-up is searched in its place, and read too when the follow-up has few
+words of its own. Over the follow-up benchmark's leaning follow-ups
+(`benchmarks/follow_up_queries.py`), fusing that search with the follow-up's own lost answers
+(12 of 33 against 17): a follow-up is condensed only when its own search finds another document,
+so the condensed question is searched alone.
 """
 
 from __future__ import annotations
@@ -38,6 +38,12 @@ _ROLES = ("user", "assistant")
 # A follow-up with fewer claim-bearing terms than this names too little to stand alone
 # ("And version 2?", "What is the default?").
 MIN_OWN_TERMS = 2
+# A follow-up set after the last question is read that way when it has at most this many
+# claim-bearing terms of its own; with more, its own words find the sentence better and it is
+# read as written. Chosen on the follow-up benchmark with each document held out in turn
+# (2 on every fold; 21 of 32 answered held out, 19 reading every one after the last question;
+# `benchmarks/results/follow_up_queries-20261204-113720.json`).
+MAX_TERMS_READ_AFTER = 2
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,8 @@ def condense_question(
 ) -> Standalone:
     """A standalone form of `question` given the recent turns (`question` itself without any):
     the model's rewrite; or, when the rewrite is not a question that keeps the follow-up's words
-    and adds some, the last question followed by the follow-up."""
+    and adds some, the follow-up searched after the last question, and read that way too unless
+    it has words enough of its own (`MAX_TERMS_READ_AFTER`)."""
     turns = recent_turns(history, max_turns)
     if not turns:
         return Standalone.as_written(question)
@@ -158,7 +165,10 @@ def condense_question(
     reply = "".join(generator.stream(messages, condensed_params)).strip().strip('"')
     if keeps_follow_up(question, reply):
         return Standalone(reply, reply)
-    return Standalone.as_written(after_last_question(question, turns))
+    after = after_last_question(question, turns)
+    if len(content_terms(question)) <= MAX_TERMS_READ_AFTER:
+        return Standalone.as_written(after)
+    return Standalone(question, after)
 
 
 def _shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
