@@ -7,7 +7,7 @@ no installed model reads it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -78,20 +78,31 @@ class Answering:
     language: str = ENGLISH  # the prompt's and the refusal's
     notice: str = ""  # said first when no model reads the question's language
 
-    def condense(self, question: str, history: Sequence[Message], usage: TokenUsage) -> Standalone:
+    def condense(
+        self,
+        question: str,
+        history: Sequence[Message],
+        usage: TokenUsage,
+        search: Callable[[str], list[SearchHit]] | None = None,
+    ) -> Standalone:
         """`question` rewritten to stand alone after `history` (counted under "condense") when it
-        leans on the conversation; as written when it does not."""
+        leans on the conversation; as written when it does not. `search` finds a query's sources
+        (the engine's own by default); a caller that searches again may hand in one that keeps
+        what it found."""
         engine = self.engine
         question = check_question(question)
-        turns = recent_turns(history, engine.policy.history_turns)
-        if not turns or not leans_on_conversation(question, turns, self._top_document):
+        policy = engine.policy
+        turns = recent_turns(history, policy.history_turns)
+        find = search or (lambda query: engine.retriever.search(query, policy.retrieval))
+
+        def top_document(query: str) -> int | None:
+            hits = find(query)
+            return hits[0].document_id if hits else None
+
+        if not turns or not leans_on_conversation(question, turns, top_document):
             return Standalone.as_written(question)
         generator = MeteredGenerator(engine.generator, usage, CONDENSE_STEP)
-        return condense_question(generator, turns, question, engine.policy.generation, len(turns))
-
-    def _top_document(self, query: str) -> int | None:
-        hits = self.engine.retriever.search(query, self.engine.policy.retrieval)
-        return hits[0].document_id if hits else None
+        return condense_question(generator, history, question, policy.generation, policy.history_turns)
 
     def events(
         self, question: str, hits: list[SearchHit], clock: Clock, conversation: Conversation

@@ -122,13 +122,22 @@ class AnswerEngine:
         answering = self.for_language(detect_language(question))
         usage = usage if usage is not None else TokenUsage()
         clock = Clock(time.perf_counter())
+        # Deciding whether a follow-up leans on the conversation searches the queries this
+        # answer may then be found by: each is searched once.
+        found: dict[str, list[SearchHit]] = {}
+
+        def search(query: str) -> list[SearchHit]:
+            if query not in found:
+                found[query] = self.retriever.search(query, self.policy.retrieval)
+            return found[query]
+
         if standalone is None:
             standalone = Standalone.as_written(question)
             if history:
-                standalone = answering.condense(question, history, usage)
+                standalone = answering.condense(question, history, usage, search)
                 clock.mark("condense")
         with tracing.span("retrieve", mode=self.policy.retrieval.mode, limit=self.policy.retrieval.limit):
-            hits = self.retriever.search(standalone.query, self.policy.retrieval)
+            hits = search(standalone.query)
         clock.mark("retrieval")
         conversation = Conversation(history, instruction, usage)
         events = answering.events(standalone.question, hits, clock, conversation)

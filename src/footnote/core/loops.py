@@ -72,7 +72,9 @@ def cut_loops(pieces: Iterable[str]) -> Iterator[str]:
     that the sentence they end is seen whole and can be judged by `is_degenerate`."""
     stream = iter(pieces)
     tail = ""
-    window = MAX_UNIT_CHARS * max(MIN_REPEATS, MIN_SYMBOL_LOOP_CHARS // MIN_UNIT_CHARS + 1)
+    # Long enough for the longest loop that must be seen: MIN_REPEATS of the longest unit, or
+    # a symbol run with a unit's worth to spare.
+    window = MIN_REPEATS * MAX_UNIT_CHARS + MIN_SYMBOL_LOOP_CHARS
     try:
         for piece in stream:
             yield piece
