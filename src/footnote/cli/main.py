@@ -23,6 +23,7 @@ from footnote.cli.store import store_app
 from footnote.cli.train import train_app
 from footnote.config import Settings
 from footnote.errors import FootnoteError
+from footnote.ingest.loaders import document_formats
 
 app = typer.Typer(
     help="footnote: answers from your documents, every claim footnoted and checked.",
@@ -144,7 +145,8 @@ def search(
         list[str] | None, typer.Option("--exclude", help="Leave out documents whose path matches this GLOB.")
     ] = None,
     formats: Annotated[
-        list[str] | None, typer.Option("--format", help="Only this format: markdown, text, html or pdf.")
+        list[str] | None,
+        typer.Option("--format", help=f"Only this format (repeatable): {', '.join(document_formats())}."),
     ] = None,
     after: Annotated[
         str | None, typer.Option("--after", help="Only sources modified at or after this ISO date.")

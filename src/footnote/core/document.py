@@ -32,7 +32,7 @@ class Document:
     """One source file turned into citable text plus structure."""
 
     path: str
-    format: str  # the loader's name for it: markdown, text, html, pdf, docx
+    format: str  # the loader's name for it, one of `footnote.core.formats.document_formats()`
     title: str
     text: str
     blocks: list[Block] = field(default_factory=list)

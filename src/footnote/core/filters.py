@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from footnote.core.formats import document_formats
 from footnote.errors import QueryError
 
 
@@ -22,7 +23,7 @@ from footnote.errors import QueryError
 class SearchFilter:
     include_paths: tuple[str, ...] = ()  # keep documents whose path matches any of these globs
     exclude_paths: tuple[str, ...] = ()  # then drop those whose path matches any of these
-    formats: tuple[str, ...] = ()  # markdown | text | html | pdf; empty means any
+    formats: tuple[str, ...] = ()  # names from `document_formats()`; empty means any
     modified_after: float | None = None  # source mtime >= this (Unix seconds)
     modified_before: float | None = None  # source mtime < this
 
@@ -105,9 +106,6 @@ def glob_regex(pattern: str) -> str:
     return "".join(out) + "$"
 
 
-FORMATS = ("markdown", "text", "html", "pdf")
-
-
 def parse_date(value: str, option: str = "date") -> float:
     """Unix seconds of an ISO date or date-time; one without a zone is local time."""
     try:
@@ -127,9 +125,10 @@ def build_filter(
     before: str | None = None,
 ) -> SearchFilter | None:
     """A SearchFilter from user-facing options (dates as ISO text), checked; None when nothing is set."""
-    unknown = [name for name in formats if name not in FORMATS]
+    known = document_formats()
+    unknown = [name for name in formats if name not in known]
     if unknown:
-        raise QueryError(f"unknown format '{unknown[0]}'; use one of {', '.join(FORMATS)}")
+        raise QueryError(f"unknown format '{unknown[0]}'; use one of {', '.join(known)}")
     search_filter = SearchFilter(
         include_paths=tuple(include),
         exclude_paths=tuple(exclude),

@@ -1,7 +1,10 @@
 """Turn files into `Document`s: one `Loader` per file format, chosen by suffix.
 
 `load_document(path)` is the entry point. Each loader declares the suffixes it
-handles; the registry below maps lower-cased suffixes to loader instances.
+handles and the format of the documents it makes; the registry below maps
+lower-cased suffixes to loader instances, and registering a loader registers its
+formats in `footnote.core.formats`, the one list of formats shown to users
+(`document_formats()`, imported from here, holds every built-in loader's).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from footnote.core.document import Document
+from footnote.core.formats import document_formats, register_format
 from footnote.errors import UnsupportedFormatError
 
 
@@ -24,6 +28,11 @@ class Loader(ABC):
     def load(self, path: Path) -> Document:
         """Read `path`; raise `LoaderError` with a fix when the file cannot be used."""
 
+    @property
+    def formats_made(self) -> tuple[str, ...]:
+        """The formats of the documents it makes: what `footnote search --format` selects."""
+        return (self.format,)
+
     def unsupported(self, path: Path) -> str | None:
         """Why this loader cannot take `path` despite its suffix (None: it can)."""
         return None
@@ -33,9 +42,12 @@ _LOADERS: dict[str, Loader] = {}
 
 
 def register_loader(loader: Loader) -> None:
-    """Make `loader` handle its suffixes, replacing any loader registered for them before."""
+    """Make `loader` handle its suffixes, replacing any loader registered for them before,
+    and make the formats of its documents known to search filters."""
     for suffix in loader.suffixes:
         _LOADERS[suffix.lower()] = loader
+    for name in loader.formats_made:
+        register_format(name)
 
 
 def loader_for(path: Path) -> Loader:
@@ -85,6 +97,7 @@ __all__ = [
     "MarkdownLoader",
     "PdfLoader",
     "TextLoader",
+    "document_formats",
     "load_document",
     "loader_for",
     "register_loader",

@@ -55,6 +55,11 @@ class GzipLoader(Loader):
         **{suffix: TextLoader() for suffix in TextLoader.suffixes},
     }
 
+    @property
+    def formats_made(self) -> tuple[str, ...]:
+        """A compressed file's document has its inner file's format (`notes.md.gz` is markdown)."""
+        return tuple(dict.fromkeys(loader.format for loader in self.inner.values()))
+
     @classmethod
     def inner_loader(cls, path: Path) -> TextLoader | MarkdownLoader | None:
         return cls.inner.get(Path(path.name[: -len(".gz")]).suffix.lower())
