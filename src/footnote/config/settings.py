@@ -342,7 +342,7 @@ class Settings(BaseSettings):
     )
     # Off by default: trained on SQuAD 2.0 alone, the reader does not yet choose evidence or
     # decline better than the blend and its floors on technical documents, measured on docqa-dev
-    # cross-validated by document (see README, "The sentence reader").
+    # cross-validated by document (docs/benchmarks.md, "The sentence reader").
     sentence_reader: str = Field(
         "off",
         description="the model that reads every sentence of the retrieved chunks to decide whether the "
