@@ -1,0 +1,87 @@
+"""Every result file that README.md and docs/*.md cite for a figure exists in benchmarks/results/.
+
+A citation is a code span naming a `.json`, `.png` or `.svg` file: a path under
+`benchmarks/results/`, a bare file name, `…/NAME` (the same folder), a glob
+(`shared_stores-*.json`, which must match a file), or the shorthand `…-SUFFIX`, which
+shares its beginning with the file cited before it and must end exactly one file's name.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = REPO / "benchmarks" / "results"
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_LINK_TARGET = re.compile(r"\]\(([^)\s]*benchmarks/results/[^)\s]+)\)")
+_RESULT_EXTENSIONS = (".json", ".png", ".svg")
+_FILE_NAME = re.compile(r"[\w.+*-]+")
+
+
+def cited_results(text: str) -> Iterator[str]:
+    """The result files `text` cites, as names in benchmarks/results/ (`…-` shorthands and globs kept)."""
+    spans = _CODE_SPAN.findall(text) + [
+        target.split("benchmarks/results/", 1)[1] for target in _LINK_TARGET.findall(text)
+    ]
+    for span in spans:
+        name = span.strip()
+        if not name.endswith(_RESULT_EXTENSIONS):
+            continue
+        if name.startswith("benchmarks/results/"):
+            yield name.removeprefix("benchmarks/results/")
+        elif name.startswith("…/"):
+            yield name.removeprefix("…/")
+        elif name.startswith("…") or ("/" not in name and _FILE_NAME.fullmatch(name)):
+            yield name
+
+
+def resolves(name: str, files: list[str]) -> bool:
+    if name.startswith("…"):
+        return sum(file.endswith(name.removeprefix("…")) for file in files) == 1
+    if "*" in name:
+        return any(fnmatch.fnmatchcase(file, name) for file in files)
+    return name in files
+
+
+def test_citations_are_found_in_every_written_form() -> None:
+    text = (
+        "`benchmarks/results/a-1.json` and `b-2.json` (chart `benchmarks/results/b-2.png`), "
+        "`…-3.json`, `…/c-4.json`, `benchmarks/results/d-*.json`, [e](../benchmarks/results/e.svg); "
+        "not `/openapi.json`, `<label>.json`, `models/reader/reader.json`, `footnote.toml`"
+    )
+    assert list(cited_results(text)) == [
+        "a-1.json",
+        "b-2.json",
+        "b-2.png",
+        "…-3.json",
+        "c-4.json",
+        "d-*.json",
+        "e.svg",
+    ]
+
+
+def test_a_shorthand_must_end_exactly_one_file_name() -> None:
+    files = ["scifact-overlap0-1.json", "scifact-overlap20-1.json", "zh-overlap0-1.json"]
+    assert resolves("…-overlap20-1.json", files)
+    assert not resolves("…-overlap0-1.json", files)  # two files end so: ambiguous
+    assert not resolves("…-overlap40-1.json", files)
+
+
+def test_the_docs_cite_their_figures() -> None:
+    cited = [name for doc in DOCS for name in cited_results(doc.read_text(encoding="utf-8"))]
+    assert len(set(cited)) > 50
+    assert any(name.startswith("…") for name in cited)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda doc: doc.relative_to(REPO).as_posix())
+def test_every_cited_result_file_exists(doc: Path) -> None:
+    files = sorted(path.name for path in RESULTS.iterdir())
+    missing = [name for name in cited_results(doc.read_text(encoding="utf-8")) if not resolves(name, files)]
+    assert not missing, f"{doc.relative_to(REPO)} cites result files not in benchmarks/results/: {missing}"
