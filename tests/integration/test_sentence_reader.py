@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from footnote.models.sentence_reader import (
     reader_input,
 )
 from footnote.training.reader_data import ReaderExample
-from footnote.training.reader_fit import FitParams, fit_reader
+from footnote.training.reader_fit import FitParams, fit_reader, save_weights
 
 pytestmark = pytest.mark.integration
 
@@ -96,33 +97,50 @@ def test_scores_do_not_depend_on_the_batch(reader: OnnxSentenceReader) -> None:
     assert batched[0] == pytest.approx(alone[0], abs=0.25)
 
 
+TINY_EXAMPLES = [
+    ReaderExample(
+        "Who invented the Fresnel lens?",
+        (
+            reader_input("Augustin-Jean Fresnel invented it in 1822.", "Lenses"),
+            reader_input("Lighthouses burned whale oil.", "Lenses"),
+            reader_input("Keepers trimmed the wicks.", "Lenses"),
+        ),
+        (1, 0, 0),
+        "lenses",
+    ),
+    ReaderExample(
+        "How many queens does a colony have?",
+        (
+            reader_input("Worker bees gather nectar.", "Bees"),
+            reader_input("A colony has one queen.", "Bees"),
+        ),
+        (0, 1),
+        "bees",
+    ),
+]
+
+
 @pytest.mark.integration
 def test_a_few_training_steps_lower_the_loss() -> None:
     base = resolve_registered(REGISTRY["minilm-l6"])
-    examples = [
-        ReaderExample(
-            "Who invented the Fresnel lens?",
-            (
-                reader_input("Augustin-Jean Fresnel invented it in 1822.", "Lenses"),
-                reader_input("Lighthouses burned whale oil.", "Lenses"),
-                reader_input("Keepers trimmed the wicks.", "Lenses"),
-            ),
-            (1, 0, 0),
-            "lenses",
-        ),
-        ReaderExample(
-            "How many queens does a colony have?",
-            (
-                reader_input("Worker bees gather nectar.", "Bees"),
-                reader_input("A colony has one queen.", "Bees"),
-            ),
-            (0, 1),
-            "bees",
-        ),
-    ]
     params = FitParams(epochs=12, pairs_per_step=5, learning_rate=2e-4, warmup=0.0)
 
-    _model, losses = fit_reader(examples, base, params)
+    _model, losses = fit_reader(TINY_EXAMPLES, base, params)
 
     assert len(losses) == 12
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3
+
+
+@pytest.mark.integration
+def test_training_continued_from_a_checkpoint_starts_where_it_stopped(tmp_path: Path) -> None:
+    base = resolve_registered(REGISTRY["minilm-l6"])
+    params = FitParams(epochs=12, pairs_per_step=5, learning_rate=2e-4, warmup=0.0)
+    model, losses = fit_reader(TINY_EXAMPLES, base, params)
+    checkpoint = tmp_path / "reader.pt"
+    save_weights(model, checkpoint)
+
+    _again, continued = fit_reader(TINY_EXAMPLES, base, replace(params, epochs=2, start=str(checkpoint)))
+    _fresh, restarted = fit_reader(TINY_EXAMPLES, base, replace(params, epochs=2))
+
+    assert continued[0] < restarted[0]
+    assert continued[0] < losses[0]

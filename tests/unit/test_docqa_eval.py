@@ -70,6 +70,16 @@ def test_a_folder_without_questions_is_refused_with_the_fix(tmp_path: Path) -> N
         load_doc_questions(tmp_path)
 
 
+def test_another_questions_file_replaces_the_sets_own(doc_set: Path, tmp_path: Path) -> None:
+    own = load_doc_questions(doc_set)
+    chosen = tmp_path / "fold.jsonl"
+    chosen.write_text((doc_set / "questions.jsonl").read_text(encoding="utf-8").splitlines()[-1] + "\n")
+
+    assert [item.id for item in load_doc_questions(doc_set, questions=chosen)] == [own[-1].id]
+    with pytest.raises(DocSetError, match="--questions"):
+        load_doc_questions(doc_set, questions=tmp_path / "missing.jsonl")
+
+
 def test_a_malformed_item_names_its_line(doc_set: Path) -> None:
     (doc_set / "questions.jsonl").write_text('{"id": "q1"}\n', encoding="utf-8")
     with pytest.raises(DocSetError, match="line 1"):

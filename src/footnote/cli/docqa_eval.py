@@ -43,11 +43,12 @@ def run_doc_evaluation(
     model: str | None = None,
     home: Path | None = None,
     per_source: int | None = None,
+    questions: Path | None = None,
 ) -> dict[str, Any]:
     from footnote.application import isolated_app
     from footnote.cli.progress import IngestProgress
 
-    items = load_doc_questions(folder, limit, skip, per_source)
+    items = load_doc_questions(folder, limit, skip, per_source, questions)
     chosen = {"llm": model} if model else {}
     with isolated_app("footnote-eval-docs-", home, {**chosen, **UNMEASURED}) as app:
         with IngestProgress(enabled=not json_output) as progress:

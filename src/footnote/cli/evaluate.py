@@ -157,6 +157,13 @@ def answers(
             help="Document sets: at most N questions of each source document, spread over it.",
         ),
     ] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option(
+            "--questions",
+            help="Document sets: ask the questions of this file (the form of the set's questions.jsonl).",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Answer every question and score correctness, citations, abstention and latency.
@@ -171,7 +178,14 @@ def answers(
         from footnote.cli.docqa_eval import run_doc_evaluation
 
         run_doc_evaluation(
-            dataset, limit, skip, json_output, model=model, home=index_dir, per_source=per_source
+            dataset,
+            limit,
+            skip,
+            json_output,
+            model=model,
+            home=index_dir,
+            per_source=per_source,
+            questions=questions,
         )
         return
 

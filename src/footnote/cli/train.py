@@ -40,6 +40,10 @@ def reader(
     epochs: Annotated[float, typer.Option(min=0.01, help="Passes over the training questions.")] = 1.0,
     max_steps: Annotated[int, typer.Option(min=0, help="Stop after this many steps (0: no limit).")] = 0,
     seed: Annotated[int, typer.Option(help="Fixes the order, the sampling and the head.")] = 13,
+    start: Annotated[
+        Path | None,
+        typer.Option(help="Continue from these weights (the .pt checkpoint a training run writes)."),
+    ] = None,
     report_only: Annotated[bool, typer.Option(help="Train and report; write no reader.")] = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -47,7 +51,9 @@ def reader(
     ONNX graph, its tokenizer and a manifest); prints the in-sample and held-out ranking."""
     if not squad.is_file():
         raise ConfigError(f"{squad} does not exist; pass --squad PATH to squad-v2.0.json")
-    params = FitParams(epochs=epochs, max_steps=max_steps, seed=seed)
+    if start is not None and not start.is_file():
+        raise ConfigError(f"{start} does not exist; pass --start the .pt file a training run wrote")
+    params = FitParams(epochs=epochs, max_steps=max_steps, seed=seed, start=str(start or ""))
     target = None if report_only else (out or READER_FOLDER)
     with progress_bar("training the reader", quiet=json_output) as advance:
         report = train_reader(squad, target, held_out or (), params, progress=advance, extra=extra or ())

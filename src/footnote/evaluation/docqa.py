@@ -90,17 +90,24 @@ def is_doc_set(path: Path) -> bool:
 
 
 def load_doc_questions(
-    folder: Path, limit: int | None = None, skip: int = 0, per_source: int | None = None
+    folder: Path,
+    limit: int | None = None,
+    skip: int = 0,
+    per_source: int | None = None,
+    questions: Path | None = None,
 ) -> list[DocQuestion]:
-    """The items of `folder/questions.jsonl`: the first `limit` after the first `skip`; with
-    `per_source`, at most that many of each source document, spread evenly over its items."""
+    """The items of `folder/questions.jsonl` (or of `questions`, another file of the same form
+    about `folder`'s documents): the first `limit` after the first `skip`; with `per_source`, at
+    most that many of each source document, spread evenly over its items."""
     if not is_doc_set(folder):
         raise DocSetError(
             f"{folder} is not a document question set: "
             f"it needs {QUESTIONS_FILE} and a {CORPUS_FOLDER}/ folder"
         )
     items: list[DocQuestion] = []
-    path = folder / QUESTIONS_FILE
+    path = questions or folder / QUESTIONS_FILE
+    if not path.is_file():
+        raise DocSetError(f"{path} does not exist; pass --questions a questions.jsonl file")
     for number, raw in read_jsonl(path, DocSetError):
         with record_fields(path, number, "items need question and answers fields", DocSetError):
             answers = tuple(str(answer) for answer in raw.get("answers") or ())

@@ -37,6 +37,7 @@ class FitParams:
     seed: int = 13
     threads: int = 2
     max_steps: int = 0  # 0: as many as `epochs` take
+    start: str = ""  # a checkpoint (`save_weights`) to continue from; empty: the base's weights
 
 
 def build_model(base: Path) -> Any:
@@ -104,7 +105,7 @@ def fit_reader(
     torch.set_num_threads(params.threads)
     rng = random.Random(params.seed)
     tokenizer = load_tokenizer(base)
-    model = build_model(base)
+    model = load_weights(base, Path(params.start)).train() if params.start else build_model(base)
     model.encoder.embeddings.word_embeddings.weight.requires_grad_(False)
     encoder = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("head")]
     optimiser = torch.optim.AdamW(
