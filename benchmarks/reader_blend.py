@@ -14,6 +14,9 @@ by the reader(s) given. Reported, in sample and cross-validated by document side
   declined, of answerable ones declined, and, where the set says (`plausible`), of unanswerable
   ones whose quoted passage holds the distractor.
 
+`--read-top N` has the reader read only the blend's best N sentences of each question, as the
+engine does (`evidence.READ_SENTENCES`).
+
 A set whose reader was trained on some of its documents takes `--reader-for GROUP=FOLDER`, so each
 document is read by a reader that never saw it (the cross-validated reader figure).
 
@@ -195,6 +198,9 @@ def main() -> None:
     parser.add_argument(
         "--per-group", type=int, default=0, help="at most this many questions per document (0: all)"
     )
+    parser.add_argument(
+        "--read-top", type=int, default=0, help="the reader reads only the blend's best N sentences (0: all)"
+    )
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
 
@@ -216,9 +222,13 @@ def main() -> None:
     read, read_seconds = [], []
     for p in prepared:
         candidates = evidence.reader_candidates(p.hits, p.spans, p.texts)
+        shortlist = evidence.shortlist(p.shipped, args.read_top or len(candidates))
         began = time.perf_counter()
-        read.append(np.asarray(reader_of(p.group).score(p.item.question, candidates), dtype=float))
+        scores = reader_of(p.group).score(p.item.question, [candidates[i] for i in shortlist])
         read_seconds.append(time.perf_counter() - began)
+        logits = np.full(len(candidates), -30.0)
+        logits[shortlist] = scores
+        read.append(logits)
     count = app.generator.count_tokens
     report: dict[str, object] = {
         "dataset": str(args.dataset),
@@ -229,6 +239,7 @@ def main() -> None:
         "reader_seconds_p50": round(float(np.median(read_seconds)), 4),
         "reader_seconds_p90": round(float(np.percentile(read_seconds, 90)), 4),
         "sentences_p50": float(np.median([len(p.spans) for p in prepared])),
+        "read_top": args.read_top or "all",
     }
     report["selection"] = {
         "shipped_blend": round(

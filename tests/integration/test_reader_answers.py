@@ -48,7 +48,10 @@ def app(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Ap
     (corpus / "levels.md").write_text(LEVELS, encoding="utf-8")
     (corpus / "lighthouses.md").write_text(LIGHTHOUSES, encoding="utf-8")
     home = tmp_path_factory.mktemp("home")
-    settings = Settings(home=home, reader="extract", sentence_reader="footnote", **lasting_settings(home))
+    # The reader's floor decides declines here: paraphrased questions share few words with their answer.
+    settings = Settings(
+        home=home, reader="extract", sentence_reader="footnote", reader_floor=0.1, **lasting_settings(home)
+    )
     application = create_app(settings, embedder=real_embedder)
     application.ingest([corpus])
     return application

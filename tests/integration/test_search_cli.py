@@ -66,7 +66,7 @@ def test_filter_options_reach_both_retrievers(home: Path) -> None:
     [
         (("--after", "last tuesday"), "is not an ISO date"),
         (("--after", "2024-02-01", "--before", "2024-01-01"), "is not before --before"),
-        (("--format", "docx"), "unknown format 'docx'"),
+        (("--format", "xlsx"), "unknown format 'xlsx'"),
     ],
 )
 def test_bad_filter_options_are_one_clear_line(home: Path, options: tuple[str, ...], message: str) -> None:

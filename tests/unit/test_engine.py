@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 
@@ -21,10 +21,13 @@ from footnote.answer.engine import (
     SupportModels,
     TokenEvent,
 )
+from footnote.answer.evidence import READ_SENTENCES
+from footnote.answer.policy import EXTRACT_READER
 from footnote.answer.prompt import NO_ANSWER, SYSTEM_PROMPT
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.errors import QueryError
+from footnote.models.sentence_reader import SentenceReader
 from footnote.retrieval.retriever import RetrievalParams
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
@@ -323,3 +326,27 @@ def test_a_judge_turns_the_extractive_fallback_off(settings: Settings) -> None:
         settings.model_copy(update={"judge_threshold": 0.8}), params, judged=True
     )
     assert not judged.extract_fallback and judged.judge_threshold == 0.8
+
+
+class MarkerReader(SentenceReader):
+    """A reader sure that only candidates holding `marker` answer; records what it read."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+        self.read: list[str] = []
+
+    def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
+        self.read.extend(candidates)
+        return [30.0 if self.marker in candidate else -30.0 for candidate in candidates]
+
+
+def test_the_sentence_reader_joins_the_choice_of_the_quote(app: Application) -> None:
+    extract = replace(app.answer_engine().policy, reader=EXTRACT_READER)
+    blend = AnswerEngine(app.retriever(), app.generator, SupportModels(app.embedder), extract)
+    reader = MarkerReader("in 1822")
+    read = AnswerEngine(app.retriever(), app.generator, SupportModels(app.embedder, reader=reader), extract)
+    question = "Where were Fresnel lenses used first?"
+
+    assert "in 1822" not in blend.ask(question).citations[0].quote
+    assert "in 1822" in read.ask(question).citations[0].quote
+    assert 0 < len(reader.read) <= READ_SENTENCES

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from footnote.answer import evidence
 from footnote.answer.citations import AnswerSentence, Citation, CitationChecker
 from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent, TokenEvent
 from footnote.answer.evidence import (
@@ -334,3 +335,16 @@ def test_the_evidence_reader_streams_what_it_answers(tmp_path: Path) -> None:
     assert [event.index for event in events if isinstance(event, SentenceEvent)] == list(range(len(streamed)))
     assert render_markdown(streamed) == whole.text == events[-1].answer.text
     assert "32768 bytes" in whole.text and whole.citations
+
+
+def test_the_reader_reads_the_blends_best_sentences_in_their_order() -> None:
+    assert evidence.shortlist([0.1, 0.9, 0.5, 0.7], 2) == [1, 3]
+    assert evidence.shortlist([0.2, 0.2], 5) == [0, 1]
+
+
+def test_the_readers_probability_joins_the_scores_of_what_it_read() -> None:
+    joined = evidence.with_reader([0.5, 0.4, 0.3], {1: 30.0, 2: -30.0}, weight=0.5)
+
+    assert joined[0] == 0.5
+    assert joined[1] == pytest.approx(0.9)
+    assert joined[2] == pytest.approx(0.3)

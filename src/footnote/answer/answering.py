@@ -15,6 +15,7 @@ from footnote.answer import gates
 from footnote.answer.budget import pack_sources
 from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
 from footnote.answer.evidence import (
+    READ_SENTENCES,
     Answerable,
     Passage,
     answerability,
@@ -22,6 +23,8 @@ from footnote.answer.evidence import (
     reader_probability,
     score_sentences,
     select_passages,
+    shortlist,
+    with_reader,
 )
 from footnote.answer.history import Standalone, condense_question, leans_on_conversation, recent_turns
 from footnote.answer.policy import EVIDENCE_ANSWER_TOKENS, EVIDENCE_READER, EXTRACT_READER
@@ -257,19 +260,22 @@ class Answering:
         likely it is that one of the sources answers at all."""
         spans = checker.sentence_spans()
         texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
-        reader = self.engine.support.reader
-        read = None
-        if reader is not None and spans and reads(reader.languages, self.language):
-            read = reader.score(question, reader_candidates(checker.sources, spans, texts))
-        # The reader decides whether to answer, not what to quote: added to the blend, its scores
-        # (trained on SQuAD 2.0 only) lowered passage@1 on docqa-dev cross-validated by document,
-        # 0.525 against 0.55 (benchmarks/results/reader_blend-docqa-dev-squad8-*.json).
         scores = score_sentences(question, spans, checker.question_vector, texts)
+        reader = self.engine.support.reader
+        read: dict[int, float] = {}
+        if reader is not None and spans and reads(reader.languages, self.language):
+            chosen = shortlist(scores, READ_SENTENCES)
+            candidates = reader_candidates(checker.sources, spans, texts)
+            read = dict(zip(chosen, reader.score(question, [candidates[i] for i in chosen]), strict=True))
+            scores = with_reader(scores, read)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(
             checker.sources, spans, scores, count_tokens, self.engine.policy.evidence_tokens
         )
-        best_read = reader_probability(max(read)) if read else None
+        # The reader joins the decision to decline only with its own floor set.
+        best_read = (
+            reader_probability(max(read.values())) if read and self.engine.policy.reader_floor else None
+        )
         return passages, Answerable(answerability(question, spans, texts), best_read)
 
     def _quote_instead(

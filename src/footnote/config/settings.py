@@ -340,27 +340,25 @@ class Settings(BaseSettings):
         "model, reading only the few selected passages, adds its answer, checked; extract: that passage "
         "alone, nothing generated; sources: the model reads the whole retrieved chunks (for large models)",
     )
-    # Off by default: trained on SQuAD 2.0 alone, the reader does not yet choose evidence or
-    # decline better than the blend and its floors on technical documents, measured on docqa-dev
-    # cross-validated by document (docs/benchmarks.md, "The sentence reader").
+    # On by default: read with the blend, it puts the answer in the quoted passage more often on
+    # technical documents and on Wikipedia alike (docs/benchmarks.md, "The sentence reader").
     sentence_reader: str = Field(
-        "off",
-        description="the model that reads every sentence of the retrieved chunks to decide whether the "
-        "documents answer at all: footnote (the reader shipped in the repository, hash-checked), a folder "
-        "written by `footnote train reader --out FOLDER`, or off (the evidence floor's coverage alone)",
+        "footnote",
+        description="the model that reads the best sentences of the retrieved chunks and joins the choice "
+        "of the quoted passage: footnote (the reader shipped in the repository, hash-checked), a folder "
+        "written by `footnote train reader --out FOLDER`, or off (the hand-weighted blend alone)",
     )
-    # With the reader on, its best probability times the coverage separates answerable from
-    # unanswerable docqa-dev questions with ROC AUC 0.82 (coverage alone 0.81, the reader alone
-    # 0.66; benchmarks/results/reader_blend-docqa-dev-squad8-rules-20261204-042943.json). End to
-    # end, the threshold for at most 10% false declines is 0.107 in sample and 0.03-0.12 chosen per
-    # fold by document.
+    # Off by default: end to end on docqa-dev, the reader's floor chosen per fold declined no more
+    # unanswerable questions than the evidence floor (0.50), at more false declines (0.125 against
+    # 0.10; benchmarks/results/reader_floor-docqa-dev-20261204-045053.json).
     reader_floor: float = Field(
-        0.1,
+        0.0,
         ge=0.0,
         le=1.0,
         description="with the sentence reader on, below this answerability (the reader's probability that "
         "its best sentence answers, times the evidence floor's coverage) the documents are taken not to "
-        "answer, in place of the evidence floor: footnote says so and shows the nearest sources; 0: off",
+        "answer, in place of the evidence floor: footnote says so and shows the nearest sources; 0: the "
+        "evidence floor decides",
     )
     evidence_tokens: int = Field(
         220, ge=32, le=4096, description="most tokens of selected evidence the evidence reader is shown"
