@@ -133,16 +133,18 @@ def test_a_full_queue_is_refused_with_429(pools: tuple[LlamaServer, LlamaServer]
     settings = Settings(home=tmp_path / "home", max_concurrency=4)
     application = create_app(settings, embedder=HashingEmbedder(), generator=routed)
     application.ingest([write_corpus(tmp_path / "corpus")])
-    held = threading.Thread(target=lambda: routed.generate(SHORT, GenerationParams(max_tokens=16)))
-    held.start()
+    scheduler = routed.backends[0].scheduler
+    # The backend's only slot is held for the whole check, however long the server takes to start:
+    # a real generation finishes on its own clock and would let the request through.
+    scheduler.acquire()
     try:
-        wait_for(lambda: routed.backends[0].scheduler.active == 1, "the backend to be busy")
         with TestClient(create_server(settings, application)) as client:
             refused = client.post("/v1/chat/completions", json=ask_body())
         with pytest.raises(BackendOverloaded):
             routed.generate(SHORT, FEW)
     finally:
-        held.join(timeout=300)
+        scheduler.release()
+    assert routed.generate(SHORT, FEW).strip()  # the slot given back, the backend serves again
     assert refused.status_code == 429, refused.text
     assert int(refused.headers["Retry-After"]) >= 1
     assert refused.json()["error"]["code"] == "overloaded"
