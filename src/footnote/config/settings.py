@@ -215,6 +215,15 @@ class Settings(BaseSettings):
     max_work_concurrency: int = Field(4, ge=1, le=64, description="searches, embeddings, ingests at once")
     max_tokens_cap: int = Field(512, ge=16, description="most tokens one request may ask an answer to use")
     request_timeout: float = Field(300.0, gt=0, le=3600, description="seconds a request may wait and run")
+    # Latency objectives, seconds from arrival to the answer's end, by request class: a request is
+    # admitted only when its estimated wait plus one service time fits (server/admission.py).
+    latency_objective_interactive: float = Field(
+        2.5, gt=0, le=3600, description="seconds an interactive answer (the web page's) may take"
+    )
+    latency_objective_api: float = Field(3.0, gt=0, le=3600, description="seconds an API answer may take")
+    latency_objective_batch: float = Field(
+        120.0, gt=0, le=3600, description="seconds a batch answer may take (X-Footnote-Class: batch)"
+    )
     preload_models: bool = Field(True, description="load the models when the server starts")
 
     @field_validator("embedder_languages", "llm_languages", mode="before")

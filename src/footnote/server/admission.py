@@ -2,10 +2,20 @@
 
 Generation is slow CPU work, so letting every request in would only make all of them
 slow and exhaust memory. A pool admits at most `limit` holders; up to `max_queue` more
-wait in arrival order (each for at most `timeout` seconds); beyond that the request is
-refused with a `Retry-After` estimated from how long recent holders kept their slot.
-The books are the shared `Admission` (the backends' priority queues keep theirs there
-too); this module adds the waiting on the event loop.
+wait (each for at most `timeout` seconds); beyond that the request is refused with a
+`Retry-After` estimated from how long recent holders kept their slot. The books are the
+shared `Admission` (the backends' priority queues keep theirs there too); this module adds
+the waiting on the event loop.
+
+The generation pool (`DeadlinePool`) also refuses what it cannot finish in time: each
+request class has a latency objective, and a newcomer is admitted only when the wait it
+would face, estimated from the measured service time (an exponentially weighted mean of
+recent holds) and the work ahead of it, plus one service time fits in its objective. The rest is refused at once, before any work is done for it, with the
+estimated wait as `Retry-After`. Waiters are served earliest deadline (arrival plus
+objective) first: an interactive request goes before a batch one that came a little
+earlier, yet a batch request that has waited long enough is ahead of every newcomer, so
+it is never starved. When the queue is full, a newcomer with an earlier deadline than the
+last waiter's takes that waiter's place, and the waiter is refused.
 
 The pool lives on the event loop and is never touched from worker threads, so plain
 counters suffice. Waiters are futures of the loop that is running when they wait, so
@@ -15,14 +25,26 @@ one pool serves any number of loops (each test client runs its own).
 from __future__ import annotations
 
 import asyncio
+import heapq
+import math
 import time
+from collections.abc import Callable, Mapping
 
 from footnote.errors import OverloadedError
 from footnote.models.backends.admission import Admission
+from footnote.server.request_class import RequestClass
+
+Clock = Callable[[], float]
 
 
 class Overloaded(OverloadedError):
-    """No slot free and the queue is full (or the wait timed out)."""
+    """No slot free and the queue is full, the wait timed out, or the wait would miss the
+    request's latency objective."""
+
+    def __init__(self, pool: str, retry_after: int, reason: str = "") -> None:
+        super().__init__(pool, retry_after)
+        if reason:
+            self.args = (f"the server is busy ({pool}): {reason}; retry after {retry_after} s",)
 
 
 class Slot:
@@ -30,30 +52,41 @@ class Slot:
 
     def __init__(self, pool: AdmissionPool) -> None:
         self._pool = pool
-        self._since = time.monotonic()
+        self.since = pool.clock()
         self._released = False
+        pool._holders.add(self)
 
     def release(self) -> None:
         if not self._released:
             self._released = True
-            self._pool._pass_on(time.monotonic() - self._since)
+            self._pool._holders.discard(self)
+            self._pool._pass_on(self._pool.clock() - self.since)
 
 
 class AdmissionPool(Admission["asyncio.Future[None]"]):
     refusal = Overloaded
 
-    def __init__(self, name: str, limit: int, max_queue: int, timeout: float) -> None:
+    def __init__(
+        self, name: str, limit: int, max_queue: int, timeout: float, clock: Clock = time.monotonic
+    ) -> None:
         super().__init__(name, limit, max_queue)
         self.timeout = timeout
+        self.clock = clock
+        self._holders: set[Slot] = set()
 
     async def acquire(self) -> Slot:
+        """A slot, now or after waiting in arrival order; `Overloaded` when the queue is full
+        or the wait times out."""
+        return await self._wait_for_slot(0)
+
+    async def _wait_for_slot(self, priority: float) -> Slot:
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if self._admit(waiter):
+        if self._admit(waiter, priority):
             return Slot(self)
         try:
             await asyncio.wait_for(waiter, self.timeout)
         except BaseException as exc:
-            if waiter.done() and not waiter.cancelled():
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
                 # The slot was handed over as we gave up: pass it on.
                 self._pass_on(None)
             else:
@@ -82,6 +115,105 @@ class AdmissionPool(Admission["asyncio.Future[None]"]):
             self._pass_on(None)
         else:
             waiter.set_result(None)
+
+
+class DeadlinePool(AdmissionPool):
+    """The generation pool: admits a request only when it can finish within its class's
+    latency objective, and serves the earliest deadline first."""
+
+    def __init__(
+        self,
+        name: str,
+        limit: int,
+        max_queue: int,
+        timeout: float,
+        objectives: Mapping[RequestClass, float],
+        clock: Clock = time.monotonic,
+    ) -> None:
+        super().__init__(name, limit, max_queue, timeout, clock)
+        self.objectives = dict(objectives)
+        self.rejected: dict[RequestClass, int] = dict.fromkeys(self.objectives, 0)
+        self.waiting_by_class: dict[RequestClass, int] = dict.fromkeys(self.objectives, 0)
+
+    @property
+    def service_time(self) -> float:
+        """Seconds a request holds a slot: an exponentially weighted mean of recent holds (each
+        moves it a fifth of the way), starting from one second."""
+        return self._mean_hold
+
+    def estimated_wait(self, request_class: RequestClass) -> float:
+        """Seconds a newcomer of `request_class` would wait for a slot now."""
+        return self._wait_before(self.clock() + self.objectives[request_class])
+
+    def check(self, request_class: RequestClass) -> float:
+        """The deadline of a newcomer of `request_class`, or `Overloaded` (counted) when it
+        would not finish within its objective. Does nothing else: call it before any work."""
+        objective = self.objectives[request_class]
+        deadline = self.clock() + objective
+        wait, service = self._wait_before(deadline), self._mean_hold
+        # An idle pool admits anything: a refusal there would only leave the slot unused.
+        if wait > 0 and wait + service > objective:
+            self.rejected[request_class] += 1
+            reason = (
+                f"a {request_class} request would wait about {wait:.1f} s and take about "
+                f"{service:.1f} s, past its {objective:g} s objective"
+            )
+            raise Overloaded(self.name, max(1, math.ceil(wait)), reason)
+        return deadline
+
+    async def acquire(self, request_class: RequestClass = "api") -> Slot:
+        """A slot for a request of `request_class`, or `Overloaded` (counted) at once when it
+        would miss its objective, later when its wait times out."""
+        deadline = self.check(request_class)
+        self.waiting_by_class[request_class] += 1
+        try:
+            return await self._wait_for_slot(-deadline)  # the earliest deadline is served first
+        except Overloaded:
+            self.rejected[request_class] += 1
+            raise
+        finally:
+            self.waiting_by_class[request_class] -= 1
+
+    def _make_room(self, priority: float) -> bool:
+        """A full queue makes room for a newcomer whose deadline is earlier than its last
+        waiter's: that waiter is refused (it has done no work) and the newcomer takes its place."""
+        if not self._queue:
+            return False
+        last = max(self._queue)  # the latest deadline; among equal ones, the latest arrival
+        if last.rank <= -priority:
+            return False
+        self._withdraw(last.waiter)
+        reason = "a request with an earlier deadline took its place in the full queue"
+        refusal = Overloaded(self.name, self.retry_after(), reason)
+        loop = last.waiter.get_loop()
+        if _running_loop() is loop:
+            _refuse(last.waiter, refusal)
+        else:
+            loop.call_soon_threadsafe(_refuse, last.waiter, refusal)
+        return True
+
+    def _wait_before(self, deadline: float) -> float:
+        """How long until a slot is free for a request with `deadline`: every holder finishes
+        (after the mean hold, measured from its start) and every waiter with an earlier or equal
+        deadline is served first, each on the slot that frees up first."""
+        if self._active < self.limit and not self._queue:
+            return 0.0
+        # Copies: /metrics reads this from a worker thread while the loop may change the books.
+        holders, queue, active = tuple(self._holders), tuple(self._queue), self._active
+        now, mean = self.clock(), self._mean_hold
+        free = [max(mean - (now - slot.since), 0.0) for slot in holders]
+        free += [mean] * max(active - len(free), 0)  # handed over, not started yet
+        free += [0.0] * max(self.limit - active, 0)
+        heapq.heapify(free)
+        for place in queue:
+            if place.rank <= deadline:
+                heapq.heapreplace(free, free[0] + mean)
+        return free[0]
+
+
+def _refuse(waiter: asyncio.Future[None], refusal: Overloaded) -> None:
+    if not waiter.done():  # a waiter that gave up meanwhile needs no answer
+        waiter.set_exception(refusal)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -33,6 +33,7 @@ from footnote.answer.usage import TokenUsage
 from footnote.models.base import GenerationParams, Message
 from footnote.server.admission import Slot
 from footnote.server.errors import ApiError
+from footnote.server.request_class import RequestClass
 from footnote.server.schemas.chat import SearchResult
 from footnote.server.sources import FilteredRetriever, SourceFilter, describe_sources
 from footnote.server.state import ServerState
@@ -54,6 +55,8 @@ class AnswerRequest:
     # (the answer cache keys on it), with the tokens condensing took.
     standalone: Standalone | None = None
     condense_usage: TokenUsage | None = None
+    # Decides the latency objective the request is admitted against and its place in the queue.
+    request_class: RequestClass = "api"
 
 
 @dataclass(frozen=True)
@@ -205,8 +208,9 @@ class TextDeltas:
 
 
 async def start_answer(state: ServerState, request: AnswerRequest) -> AnswerRun:
-    """Admit the request (429 when the generation pool is full) and start its run."""
-    slot = await state.generation.acquire()
+    """Admit the request (429 when the generation pool is full or the wait would miss the
+    request's objective) and start its run."""
+    slot = await state.generation.acquire(request.request_class)
     try:
         return AnswerRun(state, request, slot)
     except BaseException:

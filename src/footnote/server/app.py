@@ -21,10 +21,11 @@ from footnote import __version__
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.errors import OverloadedError
-from footnote.server.admission import AdmissionPool
+from footnote.server.admission import AdmissionPool, DeadlinePool
 from footnote.server.errors import ERROR_RESPONSES, ApiError, install_error_handlers
 from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddleware
 from footnote.server.metrics import Metrics, MetricsMiddleware
+from footnote.server.request_class import objectives
 from footnote.server.routes import chat, completions, documents, health, models, search, web
 from footnote.server.routes import settings as settings_route
 from footnote.server.schemas.chat import ChatCompletionChunk
@@ -39,7 +40,9 @@ def build_state(settings: Settings, application: Application) -> ServerState:
     state = ServerState(
         settings=settings,
         models=ModelHost(application),
-        generation=AdmissionPool("generation", settings.max_concurrency, settings.max_queue, timeout),
+        generation=DeadlinePool(
+            "generation", settings.max_concurrency, settings.max_queue, timeout, objectives(settings)
+        ),
         work=AdmissionPool("work", settings.max_work_concurrency, settings.max_queue, timeout),
         metrics=Metrics(),
         executor=ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix="footnote-answer"),
@@ -47,6 +50,7 @@ def build_state(settings: Settings, application: Application) -> ServerState:
     )
     for pool in (state.generation, state.work):
         state.metrics.watch_pool(pool)
+    state.metrics.watch_deadlines(state.generation)
     application.observe_stores(state.metrics.observe_store)
     state.metrics.watch_index(lambda: len(application.documents()), application.chunk_count)
     return state

@@ -109,7 +109,9 @@ async def start_cached_answer(state: ServerState, request: AnswerRequest) -> Ans
     cache = _cache(state)
     if cache is None:
         return await start_answer(state, request)
-    slot = await state.generation.acquire() if request.history else None
+    # Refused before the question is embedded: a request turned away costs nothing.
+    state.generation.check(request.request_class)
+    slot = await state.generation.acquire(request.request_class) if request.history else None
     try:
         if request.history:
             request = await anyio.to_thread.run_sync(_condensed, state, request)
@@ -131,7 +133,7 @@ async def start_cached_answer(state: ServerState, request: AnswerRequest) -> Ans
             if slot is not None:
                 slot.release()
             return CachedRun(state, request, cached)
-        slot = slot or await state.generation.acquire()
+        slot = slot or await state.generation.acquire(request.request_class)
         return CachingRun(state, request, slot, lookup)
     except BaseException:
         if slot is not None:

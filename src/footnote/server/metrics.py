@@ -2,7 +2,8 @@
 
 Each server has its own registry, so several servers in one process (tests) never
 share counters. Routes are labelled by their template (`/v1/documents/{document_id}`),
-never by the raw path, so a client cannot blow up the number of series.
+never by the raw path, so a client cannot blow up the number of series. The admission
+figures by request class and the process's resident memory are read when scraped.
 """
 
 from __future__ import annotations
@@ -11,15 +12,19 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+import psutil
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from footnote import tracing
 from footnote.errors import StoreError
-from footnote.server.admission import AdmissionPool
+from footnote.server.admission import AdmissionPool, DeadlinePool
 
 access_log = logging.getLogger("footnote.server.access")
 
@@ -76,10 +81,17 @@ class Metrics:
             ["store", "operation"],
             registry=self.registry,
         )
+        process = psutil.Process()
+        Gauge(
+            "process_resident_memory_bytes", "Resident memory of the server process.", registry=self.registry
+        ).set_function(lambda: float(process.memory_info().rss))
 
     def watch_pool(self, pool: AdmissionPool) -> None:
         self.queue_depth.labels(pool.name).set_function(lambda: float(pool.waiting))
         self.in_flight.labels(pool.name).set_function(lambda: float(pool.active))
+
+    def watch_deadlines(self, pool: DeadlinePool) -> None:
+        self.registry.register(_DeadlineCollector(pool))
 
     def watch_index(self, documents: Callable[[], int], chunks: Callable[[], int]) -> None:
         self.index_documents.set_function(lambda: _counted(documents))
@@ -92,6 +104,45 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+class _DeadlineCollector(Collector):
+    """The generation pool's admission by request class, as it stands when scraped."""
+
+    def __init__(self, pool: DeadlinePool) -> None:
+        self.pool = pool
+
+    def collect(self) -> Iterator[Metric]:
+        pool = self.pool
+        waiting = GaugeMetricFamily(
+            "footnote_admission_waiting",
+            "Requests waiting for a generation slot, by class.",
+            labels=["class"],
+        )
+        wait = GaugeMetricFamily(
+            "footnote_admission_estimated_wait_seconds",
+            "The wait a request of the class arriving now is estimated to face.",
+            labels=["class"],
+        )
+        objective = GaugeMetricFamily(
+            "footnote_admission_objective_seconds", "The latency objective of the class.", labels=["class"]
+        )
+        rejected = CounterMetricFamily(
+            "footnote_admission_rejected",
+            "Requests answered 429 by the generation pool, by class.",
+            labels=["class"],
+        )
+        for name, seconds in pool.objectives.items():
+            waiting.add_metric([name], pool.waiting_by_class[name])
+            wait.add_metric([name], pool.estimated_wait(name))
+            objective.add_metric([name], seconds)
+            rejected.add_metric([name], pool.rejected[name])
+        service = GaugeMetricFamily(
+            "footnote_admission_service_seconds",
+            "How long an answer holds a generation slot: the weighted mean of recent holds.",
+            value=pool.service_time,
+        )
+        yield from (waiting, wait, objective, rejected, service)
 
 
 def _counted(count: Callable[[], int]) -> float:

@@ -16,7 +16,7 @@ from fastapi import Depends, Request
 from footnote.application import Application
 from footnote.config import Settings
 from footnote.errors import FootnoteError, StoreUnavailable
-from footnote.server.admission import AdmissionPool
+from footnote.server.admission import AdmissionPool, DeadlinePool
 from footnote.server.errors import ApiError
 from footnote.server.metrics import Metrics
 from footnote.server.scoring import ScoringHost
@@ -95,7 +95,7 @@ class ModelHost:
 class ServerState:
     settings: Settings
     models: ModelHost
-    generation: AdmissionPool
+    generation: DeadlinePool
     work: AdmissionPool
     metrics: Metrics
     executor: ThreadPoolExecutor

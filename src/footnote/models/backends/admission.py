@@ -6,9 +6,13 @@ event loop). This class keeps the books; each user supplies how a waiter waits (
 condition variable, a future) and what a refusal is.
 
 - A newcomer takes a free slot only when no one is waiting, so the queue is never jumped.
-- Waiters are served highest `priority` first, then in arrival order.
+- Waiters are served highest `priority` first, then in arrival order. A priority may be any
+  number: the server's generation pool passes minus each request's deadline, which serves
+  the earliest deadline first.
 - Beyond `max_queue` waiters a newcomer is refused at once with an `OverloadedError`
-  whose `retry_after` is estimated from how long recent holders kept their slot.
+  whose `retry_after` is estimated from how long recent holders kept their slot, unless
+  the user makes room for it (`_make_room`: the server's generation pool refuses its
+  least urgent waiter in favour of a more urgent newcomer).
 - A released slot passes straight to the next waiter: the number of holders stays.
 
 It takes no lock: the scheduler calls it under its condition's lock, the pool from its
@@ -30,7 +34,7 @@ W = TypeVar("W")
 
 @dataclass(order=True)
 class _Place(Generic[W]):
-    rank: int  # minus the priority, so the heap pops the most important first
+    rank: float  # minus the priority, so the heap pops the most important first
     arrival: int
     waiter: W = field(compare=False)
 
@@ -62,16 +66,20 @@ class Admission(Generic[W]):
         rounds = (self.waiting + 1) / self.limit
         return max(1, min(120, math.ceil(self._mean_hold * rounds)))
 
-    def _admit(self, waiter: W, priority: int = 0) -> bool:
+    def _admit(self, waiter: W, priority: float = 0) -> bool:
         """True: `waiter` holds a slot now. False: it is queued and waits to be handed one.
 
         Raises `refusal` when the queue is full."""
         if self._active < self.limit and not self._queue:
             self._active += 1
             return True
-        if len(self._queue) >= self.max_queue:
+        if len(self._queue) >= self.max_queue and not self._make_room(priority):
             raise self.refusal(self.name, self.retry_after())
         heapq.heappush(self._queue, _Place(-priority, next(self._arrivals), waiter))
+        return False
+
+    def _make_room(self, priority: float) -> bool:
+        """The queue is full: True when a place was freed for a newcomer of `priority`."""
         return False
 
     def _withdraw(self, waiter: W) -> None:

@@ -34,6 +34,7 @@ from footnote.server.answers import (
 )
 from footnote.server.cached_answers import start_cached_answer
 from footnote.server.errors import ApiError, status_of
+from footnote.server.request_class import ClassHeader, RequestClass
 from footnote.server.schemas.chat import (
     AssistantMessage,
     ChatCompletion,
@@ -147,7 +148,9 @@ def conversation(messages: Sequence[ChatMessage]) -> tuple[str, tuple[Message, .
     return messages[asked[-1]].text(), history, instruction
 
 
-def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerRequest:
+def answer_request(
+    body: ChatCompletionRequest, state: ServerState, request_class: RequestClass = "api"
+) -> AnswerRequest:
     question, history, instruction = conversation(body.messages)
     settings = state.settings
     generation = GenerationParams(
@@ -163,15 +166,24 @@ def answer_request(body: ChatCompletionRequest, state: ServerState) -> AnswerReq
     source_filter = SourceFilter.parse(body.search_domain_filter, body.search_recency_filter)
     related = body.return_related_questions or settings.related_questions
     return AnswerRequest(
-        question, generation, settings.top_k, source_filter, related, history=history, instruction=instruction
+        question,
+        generation,
+        settings.top_k,
+        source_filter,
+        related,
+        history=history,
+        instruction=instruction,
+        request_class=request_class,
     )
 
 
 @router.post("/v1/chat/completions", response_model=ChatCompletion, responses=STREAM_RESPONSE)
-async def chat_completions(body: ChatCompletionRequest, state: State) -> Response | ChatCompletion:
+async def chat_completions(
+    body: ChatCompletionRequest, state: State, request_class: ClassHeader = "api"
+) -> Response | ChatCompletion:
     """Answer the last user message from the documents, with checked citations; earlier turns
     make a follow-up stand alone for retrieval and are shown to the model."""
-    request = answer_request(body, state)
+    request = answer_request(body, state, request_class)
     reply = ChatReply(
         id=f"chatcmpl-{uuid.uuid4().hex}",
         created=int(time.time()),

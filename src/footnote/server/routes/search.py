@@ -9,6 +9,7 @@ from fastapi import APIRouter
 
 from footnote.models.base import GenerationParams
 from footnote.server.answers import AnswerRequest, collect, start_answer
+from footnote.server.request_class import ClassHeader, RequestClass
 from footnote.server.schemas.chat import SearchResult
 from footnote.server.schemas.search import (
     QueryRequest,
@@ -49,7 +50,7 @@ async def search(body: SearchRequest, state: State) -> SearchResponse:
 
 
 async def _answer(
-    state: ServerState, question: str, top_k: int, source_filter: SourceFilter
+    state: ServerState, question: str, top_k: int, source_filter: SourceFilter, request_class: RequestClass
 ) -> QueryResponse:
     settings = state.settings
     generation = GenerationParams(
@@ -58,7 +59,8 @@ async def _answer(
         seed=settings.seed,
         repeat_penalty=settings.repeat_penalty,
     )
-    run = await start_answer(state, AnswerRequest(question, generation, top_k, source_filter))
+    request = AnswerRequest(question, generation, top_k, source_filter, request_class=request_class)
+    run = await start_answer(state, request)
     answer = (await collect(run)).answer
     sources = [
         QuerySource(
@@ -70,15 +72,19 @@ async def _answer(
 
 
 @router.post("/v1/query", response_model=QueryResponse)
-async def query(body: QueryRequest, state: State) -> QueryResponse:
+async def query(body: QueryRequest, state: State, request_class: ClassHeader = "api") -> QueryResponse:
     """Answer a question in one call; `source_preference` puts matching sources first."""
     preference = (
         [body.source_preference] if isinstance(body.source_preference, str) else body.source_preference
     )
-    return await _answer(state, body.query, state.settings.top_k, SourceFilter.parse(None, prefer=preference))
+    source_filter = SourceFilter.parse(None, prefer=preference)
+    return await _answer(state, body.query, state.settings.top_k, source_filter, request_class)
 
 
 @router.post("/query", response_model=QueryResponse)
-async def simple_query(body: SimpleQueryRequest, state: State) -> QueryResponse:
+async def simple_query(
+    body: SimpleQueryRequest, state: State, request_class: ClassHeader = "api"
+) -> QueryResponse:
     """Answer a question in one call (the `{q}` shape some tools send)."""
-    return await _answer(state, body.q, body.max_results or state.settings.top_k, SourceFilter())
+    top_k = body.max_results or state.settings.top_k
+    return await _answer(state, body.q, top_k, SourceFilter(), request_class)

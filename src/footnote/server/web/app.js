@@ -219,7 +219,8 @@ const Footnote = (() => {
     const body = { messages, stream: true, return_related_questions: suggestRelated };
     const response = await api("/v1/chat/completions", {
       method: "POST",
-      headers: { "Content-Type": "application/json" },
+      // A person is waiting: the server admits this answer against the interactive objective.
+      headers: { "Content-Type": "application/json", "X-Footnote-Class": "interactive" },
       body: JSON.stringify(body),
     });
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
