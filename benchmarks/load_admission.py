@@ -1,13 +1,18 @@
-"""`footnote bench load` against a real `footnote serve` with the embedded model, admission on and off.
+"""`footnote bench load` against a real `footnote serve` with the embedded model: deadline-aware admission.
 
 Starts the server on a free loopback port over an existing data directory (ingest a corpus
-first, e.g. SciFact abstracts), runs the rate ladder once with a short queue (admission
-control on: excess load gets 429) and once with a queue long enough never to refuse
-(admission control off), and writes benchmarks/results/load_admission_{on,off}.json plus
-charts. Prints each step and the saturation summary.
+first, e.g. `footnote ingest examples/sample`), then runs the rate ladder twice: once with
+API requests only (no class header: the `api` objective), once with an even mix of
+`interactive` and `batch` requests. Each run writes
+benchmarks/results/load_admission-<mode>-<label>-<stamp>.json (the CPU and its flags under
+`machine`) and a chart, and prints every step: answered and refused (429 with Retry-After),
+latency percentiles per class, and the server's resident memory from its /metrics.
 
     .venv/bin/python benchmarks/load_admission.py --home /tmp/bench-home \\
-        --queries ../shared/data/scifact/queries.jsonl --rates 0.05,0.1,0.2,0.4 --step-seconds 60
+        --queries benchmarks/data/sample-questions.txt --rates 0.1,0.3,1,2 --step-seconds 40
+
+`--server-src` runs the server from another checkout's `src` (the same client measures it),
+to compare with the code before a change.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import httpx
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
+MODES = {"api": None, "mix": "interactive:1,batch:1"}
 
 
 def free_port() -> int:
@@ -34,18 +40,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def serve(home: Path, port: int, max_queue: int, top_k: int, log: Path) -> subprocess.Popen[bytes]:
+def serve(home: Path, port: int, server_src: Path | None, log: Path) -> subprocess.Popen[bytes]:
+    """`footnote serve` with the default settings over `home` (no footnote.toml is read)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOOTNOTE_")}
-    env.update(
-        FOOTNOTE_HOME=str(home),
-        FOOTNOTE_CONFIG=str(home / "none.toml"),
-        FOOTNOTE_MAX_CONCURRENCY="1",
-        FOOTNOTE_MAX_QUEUE=str(max_queue),
-        FOOTNOTE_REQUEST_TIMEOUT="600",
-        FOOTNOTE_TOP_K=str(top_k),
-        # On a shared, oversubscribed machine llama.cpp's threads wait on each other; one is faster.
-        FOOTNOTE_THREADS=os.environ.get("FOOTNOTE_THREADS", "1"),
-    )
+    env.update(FOOTNOTE_HOME=str(home), FOOTNOTE_CONFIG=str(home / "none.toml"))
+    if server_src is not None:
+        env["PYTHONPATH"] = str(server_src.resolve())
     command = [sys.executable, "-m", "footnote", "serve", "--port", str(port)]
     process = subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 300
@@ -66,33 +66,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, required=True, help="data directory with an index")
     parser.add_argument("--queries", type=Path, required=True)
-    parser.add_argument("--rates", default="0.05,0.1,0.2,0.4")
-    parser.add_argument("--step-seconds", type=float, default=60)
+    parser.add_argument("--rates", default="0.1,0.3,1,2")
+    parser.add_argument("--step-seconds", type=float, default=40)
     parser.add_argument("--max-tokens", type=int, default=32)
-    parser.add_argument("--timeout", type=float, default=120)
-    parser.add_argument("--on-queue", type=int, default=1, help="max_queue with admission control on")
-    parser.add_argument("--modes", default="on,off")
-    parser.add_argument("--top-k", type=int, default=5, help="sources per answer (prompt length)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds a request may take")
+    parser.add_argument("--modes", default="api,mix", help="api (no class header), mix (interactive+batch)")
+    parser.add_argument("--label", default="defaults", help="names the result files")
+    parser.add_argument("--server-src", type=Path, help="run the server from this src folder")
+    parser.add_argument("--seed", type=int, default=0, help="seed of arrivals, questions and classes")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     for mode in args.modes.split(","):
         port = free_port()
-        queue = args.on_queue if mode == "on" else 10_000
-        server = serve(
-            args.home, port, queue, args.top_k, Path(tempfile.gettempdir()) / f"footnote-load-{mode}.log"
-        )
+        log = Path(tempfile.gettempdir()) / f"footnote-load-{mode}.log"
+        server = serve(args.home, port, args.server_src, log)
+        name = f"load_admission-{mode}-{args.label}-{stamp}"
         try:
             command = [sys.executable, "-m", "footnote", "bench", "load", "--url", f"http://127.0.0.1:{port}"]
-            command += ["--queries", str(args.queries), "--rates", args.rates, "--pid", str(server.pid)]
+            command += ["--queries", str(args.queries), "--rates", args.rates]
             command += ["--step-seconds", str(args.step_seconds), "--max-tokens", str(args.max_tokens)]
-            command += ["--timeout", str(args.timeout), "--out", str(RESULTS)]
-            command += ["--label", f"load_admission_{mode}"]
-            print(f"admission control {mode} (max_concurrency 1, max_queue {queue})", flush=True)
+            command += ["--timeout", str(args.timeout), "--out", str(RESULTS), "--label", name]
+            command += ["--seed", str(args.seed)]
+            if MODES[mode]:
+                command += ["--mix", str(MODES[mode])]
+            print(f"{mode}: {name}", flush=True)
             subprocess.run(command, check=True)
         finally:
             server.terminate()
             server.wait(60)
-        report = json.loads((RESULTS / f"load_admission_{mode}.json").read_text())
+        report = json.loads((RESULTS / f"{name}.json").read_text())
         print(json.dumps(report["summary"]), flush=True)
 
 

@@ -86,6 +86,26 @@ def test_a_missing_first_token_or_sentence_is_counted_never_replaced_by_latency(
     assert result.latency_s["p99"] == 4.0
 
 
+def test_each_request_class_is_reported_apart_with_the_refusals_retry_after() -> None:
+    outcomes = [
+        Outcome("ok", "original", 0.3, 0.5, 1.0, request_class="interactive"),
+        Outcome("ok", "typo", 0.4, 0.6, 2.0, request_class="interactive"),
+        Outcome("rejected", "original", latency=0.01, request_class="interactive", retry_after=3.0),
+        Outcome("ok", "original", 0.5, 0.7, 9.0, request_class="batch"),
+        Outcome("rejected", "original", latency=0.02, request_class="batch"),  # no Retry-After
+    ]
+    result = summarise(outcomes, 1, 10, 10, 123)
+    assert (result.sent, result.ok, result.rejected, result.rss_bytes) == (5, 3, 2, 123)
+    assert result.retry_after_s["p50"] == 3.0 and result.missing_retry_after == 1
+    assert result.rejected_in_s["p99"] == 0.02
+    interactive, batch = result.by_class["interactive"], result.by_class["batch"]
+    assert (interactive["sent"], interactive["ok"], interactive["rejected"]) == (3, 2, 1)
+    assert interactive["latency_s"]["p99"] == 2.0 and interactive["retry_after_s"]["p50"] == 3.0
+    assert (batch["sent"], batch["ok"], batch["rejected"], batch["latency_s"]["p50"]) == (2, 1, 1, 9.0)
+    assert summarise(outcomes[:1], 1, 10, 10, None).by_class.keys() == {"interactive"}
+    assert summarise([Outcome("ok", "original", 0.1, 0.2, 0.3)], 1, 10, 10, None).by_class == {}
+
+
 def test_the_first_checked_sentence_is_seen_when_it_has_streamed_whole() -> None:
     streamed = [
         (0.1, "Apple trees"),
@@ -141,11 +161,31 @@ def test_bench_load_json_prints_the_report(live_server: str, tmp_path: Path) -> 
     out = tmp_path / "results"
     args = ["bench", "load", "--url", live_server, "--queries", str(queries), "--rates", "2", "--no-robust"]
     args += ["--step-seconds", "1", "--out", str(out), "--label", "smoke", "--json"]
+    args += ["--mix", "interactive:3,batch"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
     assert printed == json.loads((out / "smoke.json").read_text())
-    assert printed["steps"][0]["ok"] > 0 and printed["steps"][0]["missing_first_sentence"] == 0
+    assert printed["mix"] == {"interactive": 3.0, "batch": 1.0}
+    first = printed["steps"][0]
+    assert first["ok"] > 0 and first["missing_first_sentence"] == 0
+    # Without --pid the server's memory comes from its /metrics page.
+    assert first["rss_bytes"] > 0 and first["rss_peak_bytes"] >= first["rss_bytes"]
+    assert set(first["by_class"]) <= {"interactive", "batch"}
+    assert sum(figures["sent"] for figures in first["by_class"].values()) == first["sent"]
+    assert "cpu_flags" in printed["machine"]
+
+
+@pytest.mark.parametrize(
+    ("mix", "problem"),
+    [("urgent:1", "'urgent' is not a request class"), ("batch:x", "must be a number"), ("api:0", "above 0")],
+)
+def test_bench_load_refuses_a_bad_mix(tmp_path: Path, mix: str, problem: str) -> None:
+    queries = tmp_path / "q.txt"
+    queries.write_text("anything\n")
+    args = ["bench", "load", "--url", "http://127.0.0.1:9", "--queries", str(queries), "--mix", mix]
+    result = CliRunner().invoke(cli, args)
+    assert isinstance(result.exception, ConfigError) and problem in str(result.exception)
 
 
 def test_bench_load_says_when_the_server_is_not_there(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The load chart: latency percentiles and achieved QPS against the offered rate.
+"""The load chart: latency percentiles, achieved QPS and the server's memory against the offered rate.
 
 A PNG through matplotlib when it is installed; otherwise an SVG drawn here, so the
 benchmark needs no plotting library.
@@ -19,12 +19,20 @@ _COLOURS = {
     "first sentence p99": "#ffbb78",
     "e2e p50": "#d62728",
     "e2e p99": "#ff9896",
+    # Each request class of a mix, apart.
+    "interactive e2e p99": "#2ca02c",
+    "api e2e p99": "#17becf",
+    "batch e2e p99": "#7f7f7f",
 }
 
 
 def _series(steps: Sequence[StepResult]) -> dict[str, list[tuple[float, float]]]:
     series: dict[str, list[tuple[float, float]]] = {name: [] for name in _COLOURS}
     for step in steps:
+        for request_class, figures in step.by_class.items():
+            p99 = figures["latency_s"]["p99"]
+            if p99 is not None and f"{request_class} e2e p99" in series:
+                series[f"{request_class} e2e p99"].append((step.offered_qps, p99))
         measures = (
             ("first token", step.first_token_s),
             ("first sentence", step.first_sentence_s),
@@ -36,6 +44,16 @@ def _series(steps: Sequence[StepResult]) -> dict[str, list[tuple[float, float]]]
                 if value is not None:
                     series[f"{name} {q}"].append((step.offered_qps, value))
     return series
+
+
+_MEMORY_COLOURS = {"RSS at the end": "#8c564b", "RSS peak": "#c49c94"}
+
+
+def _memory(steps: Sequence[StepResult]) -> dict[str, list[tuple[float, float]]]:
+    """The server's resident memory in MiB at each offered rate, where it was read."""
+    end = [(s.offered_qps, s.rss_bytes / 2**20) for s in steps if s.rss_bytes is not None]
+    peak = [(s.offered_qps, s.rss_peak_bytes / 2**20) for s in steps if s.rss_peak_bytes is not None]
+    return {"RSS at the end": end, "RSS peak": peak}
 
 
 def pyplot() -> Any | None:
@@ -58,7 +76,7 @@ def write_chart(steps: Sequence[StepResult], stem: Path, title: str) -> Path:
         path.write_text(_svg(steps, title), encoding="utf-8")
         return path
 
-    figure, (latency, qps) = plt.subplots(1, 2, figsize=(11, 4))
+    figure, (latency, qps, memory) = plt.subplots(1, 3, figsize=(15, 4))
     for name, points in _series(steps).items():
         if points:
             latency.plot(*zip(*points, strict=True), marker="o", label=name, color=_COLOURS[name])
@@ -70,6 +88,12 @@ def write_chart(steps: Sequence[StepResult], stem: Path, title: str) -> Path:
     qps.plot(offered, [s.reject_rate * s.offered_qps for s in steps], marker="x", label="429 per s")
     qps.set(xlabel="offered QPS", ylabel="QPS", title="throughput")
     qps.legend()
+    for name, points in _memory(steps).items():
+        if points:
+            memory.plot(*zip(*points, strict=True), marker="o", label=name, color=_MEMORY_COLOURS[name])
+    memory.set(xlabel="offered QPS", ylabel="MiB", title="server memory")
+    memory.set_ylim(bottom=0)
+    memory.legend()
     figure.suptitle(title)
     figure.tight_layout()
     path = stem.with_suffix(".png")
@@ -90,9 +114,10 @@ def _svg(steps: Sequence[StepResult], title: str) -> str:
     panels = [
         _panel(_series(steps), _COLOURS, "latency (s) vs offered QPS", max(offered), 0, width, height, pad),
         _panel(qps_points, qps_colours, "QPS vs offered QPS", max(offered), width, width, height, pad),
+        _panel(_memory(steps), _MEMORY_COLOURS, "server MiB", max(offered), 2 * width, width, height, pad),
     ]
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * width}" height="{height + 30}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{3 * width}" height="{height + 30}" '
         'font-family="sans-serif" font-size="11">'
         f'<rect width="100%" height="100%" fill="white"/><text x="10" y="16" font-size="13">{title}</text>'
         + "".join(panels)

@@ -10,6 +10,11 @@ first token (the first non-empty content delta: when a reader sees anything) and
 first checked sentence (when the stream holds, whole, the first sentence of the checked
 answer that the closing chunk's `footnote` detail reports). A request missing either is
 counted as missing; neither stands in for the other or for the total latency.
+
+A step may offer a mix of request classes (`X-Footnote-Class`: interactive, api, batch);
+each class is then reported on its own too: sent, answered, refused and its latencies.
+Refusals are timed as well (an overloaded server should say 429 at once, with a
+`Retry-After`), and the server's resident memory is sampled through the step.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import random
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from contextlib import suppress
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 import httpx
@@ -32,14 +38,19 @@ from footnote.models.backends.openai_client import AsyncOpenAIClient, Event
 Status = Literal["ok", "rejected", "error", "timeout"]
 
 
+CLASS_HEADER = "X-Footnote-Class"
+
+
 @dataclass(frozen=True)
 class Outcome:
     status: Status
     kind: str
     first_token: float | None = None  # seconds to the first non-empty content delta
     first_sentence: float | None = None  # seconds until the first checked sentence had streamed whole
-    latency: float | None = None  # seconds to the end of the stream
+    latency: float | None = None  # seconds to the end of the stream (or to the 429)
     detail: str = ""
+    request_class: str = ""  # the X-Footnote-Class sent; "" when none was (the server's default)
+    retry_after: float | None = None  # a 429's Retry-After, in seconds
 
 
 @dataclass
@@ -55,12 +66,17 @@ class StepResult:
     first_token_s: dict[str, float | None]
     first_sentence_s: dict[str, float | None]
     latency_s: dict[str, float | None]
-    rss_bytes: int | None
+    rss_bytes: int | None  # the server's resident memory at the end of the step
     # Answered requests that streamed no content, or not the whole first checked sentence.
     missing_first_token: int = 0
     missing_first_sentence: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
     sample_errors: list[str] = field(default_factory=list)
+    rss_peak_bytes: int | None = None  # the most resident memory sampled during the step
+    rejected_in_s: dict[str, float | None] = field(default_factory=dict)  # time to the 429
+    retry_after_s: dict[str, float | None] = field(default_factory=dict)
+    missing_retry_after: int = 0  # 429s without a Retry-After in seconds
+    by_class: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def reject_rate(self) -> float:
@@ -91,6 +107,14 @@ class LoadTarget:
     api_key: str | None = None
     max_tokens: int = 64
     timeout: float = 120.0
+    # Request classes and their shares of the requests; empty: no class is sent.
+    mix: tuple[tuple[str, float], ...] = ()
+
+    def pick_class(self, rng: random.Random) -> str:
+        if not self.mix:
+            return ""
+        names, weights = zip(*self.mix, strict=True)
+        return str(rng.choices(names, weights)[0])
 
     def client(self) -> AsyncOpenAIClient:
         """The OpenAI-compatible client of the server under load: no cap on open connections."""
@@ -104,7 +128,16 @@ class LoadTarget:
         )
 
 
-async def ask(client: AsyncOpenAIClient, target: LoadTarget, query: BenchQuery) -> Outcome:
+async def ask(
+    client: AsyncOpenAIClient, target: LoadTarget, query: BenchQuery, request_class: str = ""
+) -> Outcome:
+    outcome = await _ask(client, target, query, {CLASS_HEADER: request_class} if request_class else {})
+    return replace(outcome, request_class=request_class)
+
+
+async def _ask(
+    client: AsyncOpenAIClient, target: LoadTarget, query: BenchQuery, headers: dict[str, str]
+) -> Outcome:
     body = {
         "model": "footnote",
         "messages": [{"role": "user", "content": query.text}],
@@ -113,13 +146,14 @@ async def ask(client: AsyncOpenAIClient, target: LoadTarget, query: BenchQuery) 
     }
     started = time.perf_counter()
     try:
-        async with client.stream("/chat/completions", body) as response:
+        async with client.stream("/chat/completions", body, headers) as response:
             return await _read_stream(client.events(response), query, started)
     except BackendTimeout:
         return Outcome("timeout", query.kind, detail=f"no answer within {target.timeout:g} s")
     except BackendError as exc:
         if exc.status == 429:
-            return Outcome("rejected", query.kind, latency=time.perf_counter() - started)
+            latency = time.perf_counter() - started
+            return Outcome("rejected", query.kind, latency=latency, retry_after=exc.retry_after)
         return Outcome("error", query.kind, detail=str(exc))
 
 
@@ -165,7 +199,13 @@ async def run_step(
     duration: float,
     rng: random.Random,
     rss: Callable[[], int | None],
+    classes: random.Random | None = None,
 ) -> StepResult:
+    """One step. Classes are drawn from `classes`, apart from `rng`: with or without a mix,
+    the same seed gives the same arrivals and questions."""
+    classes = classes or random.Random(0)
+    memory = MemorySampler(rss)
+    sampling = asyncio.create_task(memory.run())
     async with target.client() as client:
         tasks: list[asyncio.Task[Outcome]] = []
         started = time.perf_counter()
@@ -175,11 +215,40 @@ async def run_step(
             if delay > 0:
                 await asyncio.sleep(delay)
             query = queries[rng.randrange(len(queries))]
-            tasks.append(asyncio.create_task(ask(client, target, query)))
+            tasks.append(asyncio.create_task(ask(client, target, query, target.pick_class(classes))))
             offset += rng.expovariate(rate)
         outcomes = list(await asyncio.gather(*tasks))
         elapsed = time.perf_counter() - started
-    return summarise(outcomes, rate, duration, max(elapsed, duration), rss())
+    end_rss = await memory.stop(sampling)
+    step = summarise(outcomes, rate, duration, max(elapsed, duration), end_rss)
+    step.rss_peak_bytes = memory.peak
+    return step
+
+
+class MemorySampler:
+    """Reads the server's resident memory every `interval` seconds (off the event loop)."""
+
+    def __init__(self, rss: Callable[[], int | None], interval: float = 1.0) -> None:
+        self.rss = rss
+        self.interval = interval
+        self.peak: int | None = None
+
+    def _note(self, value: int | None) -> int | None:
+        if value is not None:
+            self.peak = max(self.peak or 0, value)
+        return value
+
+    async def run(self) -> None:
+        while True:
+            self._note(await asyncio.to_thread(self.rss))
+            await asyncio.sleep(self.interval)
+
+    async def stop(self, sampling: asyncio.Task[None]) -> int | None:
+        """Stops sampling and takes the last reading."""
+        sampling.cancel()
+        with suppress(asyncio.CancelledError):
+            await sampling
+        return self._note(await asyncio.to_thread(self.rss))
 
 
 def summarise(
@@ -192,6 +261,9 @@ def summarise(
     for outcome in ok:
         kinds[outcome.kind] = kinds.get(outcome.kind, 0) + 1
     failures = [o.detail for o in outcomes if o.status in ("error", "timeout") and o.detail]
+    rejected = [o for o in outcomes if o.status == "rejected"]
+    retry_after = [o.retry_after for o in rejected if o.retry_after is not None]
+    classes = sorted({o.request_class for o in outcomes if o.request_class})
     return StepResult(
         offered_qps=rate,
         duration_s=duration,
@@ -209,7 +281,26 @@ def summarise(
         missing_first_sentence=len(ok) - len(first_sentences),
         by_kind=kinds,
         sample_errors=sorted(set(failures))[:5],
+        rejected_in_s=percentiles([o.latency for o in rejected if o.latency is not None]),
+        retry_after_s=percentiles(retry_after),
+        missing_retry_after=len(rejected) - len(retry_after),
+        by_class={name: class_summary([o for o in outcomes if o.request_class == name]) for name in classes},
     )
+
+
+def class_summary(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """One request class's share of a step: counts, latencies of the answered, Retry-After of the refused."""
+    ok = [o for o in outcomes if o.status == "ok"]
+    rejected = [o for o in outcomes if o.status == "rejected"]
+    return {
+        "sent": len(outcomes),
+        "ok": len(ok),
+        "rejected": len(rejected),
+        "errors": sum(o.status in ("error", "timeout") for o in outcomes),
+        "first_token_s": percentiles([o.first_token for o in ok if o.first_token is not None]),
+        "latency_s": percentiles([o.latency for o in ok if o.latency is not None]),
+        "retry_after_s": percentiles([o.retry_after for o in rejected if o.retry_after is not None]),
+    }
 
 
 def saturation(steps: Sequence[StepResult]) -> dict[str, Any]:

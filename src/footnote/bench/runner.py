@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import platform
 import random
 import time
@@ -15,6 +16,7 @@ from typing import Any
 from footnote.bench.chart import write_chart
 from footnote.bench.load import LoadTarget, StepResult, run_step, saturation
 from footnote.bench.queries import BenchQuery
+from footnote.models.cpu import cpu_description
 
 
 @dataclass(frozen=True)
@@ -32,10 +34,10 @@ def run_ladder(
     rss: Callable[[], int | None],
     on_step: Callable[[StepResult], None] | None = None,
 ) -> list[StepResult]:
-    rng = random.Random(plan.seed)
+    rng, classes = random.Random(plan.seed), random.Random(plan.seed + 1)
     steps = []
     for rate in plan.rates:
-        step = asyncio.run(run_step(target, queries, rate, plan.step_seconds, rng, rss))
+        step = asyncio.run(run_step(target, queries, rate, plan.step_seconds, rng, rss, classes))
         steps.append(step)
         if on_step is not None:
             on_step(step)
@@ -53,9 +55,15 @@ def write_report(
         "label": plan.label,
         "url": target.url,
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "machine": {"platform": platform.platform(), "python": platform.python_version()},
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            **cpu_description(),
+            "load_average_1m_at_end": round(os.getloadavg()[0], 2),
+        },
         "step_seconds": plan.step_seconds,
         "max_tokens": target.max_tokens,
+        "mix": dict(target.mix),
         "queries": kinds,
         "summary": saturation(steps),
         "steps": [step.to_dict() for step in steps],

@@ -29,6 +29,25 @@ def _rates(text: str) -> list[float]:
     return rates
 
 
+def _mix(text: str | None) -> tuple[tuple[str, float], ...]:
+    """`interactive:1,batch:1` as (class, share) pairs; a class without a share has share 1."""
+    if not text:
+        return ()
+    pairs = []
+    for part in (part.strip() for part in text.split(",") if part.strip()):
+        name, _, share = part.partition(":")
+        if name not in ("interactive", "api", "batch"):
+            raise ConfigError(f"--mix {text!r}: {name!r} is not a request class (interactive, api, batch)")
+        try:
+            weight = float(share) if share else 1.0
+        except ValueError:
+            raise ConfigError(f"--mix {text!r}: the share after {name}: must be a number") from None
+        if weight <= 0:
+            raise ConfigError(f"--mix {text!r}: every share must be above 0")
+        pairs.append((name, weight))
+    return tuple(pairs)
+
+
 def _check_reachable(url: str) -> None:
     import httpx
 
@@ -55,10 +74,18 @@ def load(
     ),
     label: Annotated[str, typer.Option(help="File name stem of the report.")] = "load",
     seed: Annotated[int, typer.Option(help="Seed of arrivals, question order and variants.")] = 0,
+    mix: Annotated[
+        str | None,
+        typer.Option(
+            help="Request classes sent as X-Footnote-Class, with their shares: interactive:1,batch:1 "
+            "(default: no class, which the server treats as api)."
+        ),
+    ] = None,
     json_output: JsonReportOption = False,
 ) -> None:
     """Open-loop arrivals at a ladder of rates: QPS, time to first token, time to first checked
-    sentence and latency percentiles, 429s, RSS."""
+    sentence and latency percentiles, 429s with their Retry-After, the server's RSS, and each
+    request class apart when a mix is offered."""
     import json
 
     from footnote.bench.load import LoadTarget, StepResult
@@ -68,20 +95,30 @@ def load(
 
     texts = load_queries(queries, limit_queries)
     bench_queries = robustness_set(texts, seed) if robust else [BenchQuery(t, "original") for t in texts]
-    target = LoadTarget(url.rstrip("/"), api_key, max_tokens, timeout)
+    target = LoadTarget(url.rstrip("/"), api_key, max_tokens, timeout, _mix(mix))
     plan = LoadPlan(_rates(rates), step_seconds, seed, label)
     _check_reachable(target.url)
 
     def show(step: StepResult) -> None:
         first_token, first_sentence, e2e = step.first_token_s, step.first_sentence_s, step.latency_s
+        rss = "unknown" if step.rss_bytes is None else f"{step.rss_bytes / 2**20:.0f} MiB"
+        peak = "unknown" if step.rss_peak_bytes is None else f"{step.rss_peak_bytes / 2**20:.0f} MiB"
         output.console.print(
-            f"offered {step.offered_qps:g}/s: sent {step.sent}, ok {step.ok}, 429 {step.rejected}, "
+            f"offered {step.offered_qps:g}/s: sent {step.sent}, ok {step.ok}, 429 {step.rejected} "
+            f"(Retry-After p50 {step.retry_after_s.get('p50')} s, missing {step.missing_retry_after}), "
             f"errors {step.errors + step.timeouts}, achieved {step.achieved_qps:g}/s, "
             f"first token p50/p99 {first_token['p50']}/{first_token['p99']} s "
             f"(missing {step.missing_first_token}), "
             f"first checked sentence p50/p99 {first_sentence['p50']}/{first_sentence['p99']} s "
-            f"(missing {step.missing_first_sentence}), e2e p50/p99 {e2e['p50']}/{e2e['p99']} s"
+            f"(missing {step.missing_first_sentence}), e2e p50/p99 {e2e['p50']}/{e2e['p99']} s, "
+            f"server RSS {rss} (peak {peak})"
         )
+        for name, figures in step.by_class.items():
+            latency = figures["latency_s"]
+            output.console.print(
+                f"  {name}: sent {figures['sent']}, ok {figures['ok']}, 429 {figures['rejected']}, "
+                f"errors {figures['errors']}, e2e p50/p99 {latency['p50']}/{latency['p99']} s"
+            )
 
     rss = rss_reader(target.url, pid, api_key)
     steps = run_ladder(target, bench_queries, plan, rss, None if json_output else show)

@@ -8,9 +8,10 @@ from footnote.errors import ModelError, OverloadedError
 class BackendError(ModelError):
     """A backend refused or broke a request in a way another backend would not fix."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status = status  # the HTTP status the server answered with, when it answered one
+        self.retry_after = retry_after  # seconds, from a Retry-After header given in seconds
 
 
 class BackendUnavailable(BackendError):

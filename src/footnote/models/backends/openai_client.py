@@ -12,7 +12,8 @@ naming the URL and the fix:
 - any other HTTP 4xx (the request itself was refused): `BackendError`;
 - a reply or an event that is not the JSON the protocol promises: `BackendUnavailable`.
 
-The HTTP status, when the server answered one, is kept as the error's `status`.
+The HTTP status, when the server answered one, is kept as the error's `status`, and a
+`Retry-After` in seconds as its `retry_after`.
 `OpenAIClient` blocks (generation and scoring run in worker threads); `AsyncOpenAIClient`
 serves the load generator, which keeps hundreds of requests open on one event loop.
 """
@@ -20,7 +21,7 @@ serves the load generator, which keeps hundreds of requests open on one event lo
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -84,7 +85,7 @@ class _Endpoint:
                 f"{message}; check base_url (it usually ends in /v1) and the model name", status
             )
         if status >= 500 or status in (408, 429):
-            return BackendUnavailable(message, status)
+            return BackendUnavailable(message, status, _seconds(response.headers.get("Retry-After")))
         return BackendError(f"{message}; {self.hint}", status)
 
     def failure(self, exc: httpx.HTTPError, url: str, timeout: httpx.Timeout) -> BackendError:
@@ -106,6 +107,14 @@ class _Endpoint:
 
     def decoder(self, response: httpx.Response) -> _EventDecoder:
         return _EventDecoder(str(response.request.url), self.hint)
+
+
+def _seconds(header: str | None) -> float | None:
+    """A Retry-After header's seconds; None when absent or given as a date."""
+    try:
+        return float(header) if header is not None else None
+    except ValueError:
+        return None
 
 
 class _EventDecoder:
@@ -212,11 +221,14 @@ class AsyncOpenAIClient(_Endpoint):
         await self._http.aclose()
 
     @asynccontextmanager
-    async def stream(self, path: str, payload: dict[str, Any]) -> AsyncIterator[httpx.Response]:
+    async def stream(
+        self, path: str, payload: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[httpx.Response]:
         """As `OpenAIClient.stream`: a POST whose status was below 400, failures translated."""
         url = self.url(path)
+        sent = {"Accept": EVENTS, **(headers or {})}
         try:
-            async with self._http.stream("POST", url, json=payload, headers={"Accept": EVENTS}) as response:
+            async with self._http.stream("POST", url, json=payload, headers=sent) as response:
                 if response.status_code >= 400:
                     raise self.refusal(response, await response.aread(), url)
                 yield response
