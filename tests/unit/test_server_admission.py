@@ -69,7 +69,7 @@ def test_a_request_that_would_miss_its_objective_is_refused_at_once_untouched(
         tmp_path,
         generator=generator,
         preload_models=False,
-        latency_objective_interactive=3.0,
+        latency_objective_interactive=4.0,
         latency_objective_api=2.0,
         latency_objective_batch=30.0,
         answer_cache_size=answer_cache_size,
@@ -82,8 +82,7 @@ def test_a_request_that_would_miss_its_objective_is_refused_at_once_untouched(
     async def scenario() -> list[httpx.Response]:
         transport = httpx.ASGITransport(app=server)
         async with httpx.AsyncClient(transport=transport, base_url="http://test", timeout=30) as client:
-            # The first answer takes 2 s: the mean hold moves from 1 s a fifth of the way, to 1.2 s.
-            first = await client.post("/v1/chat/completions", json=ask_body())
+            first = await client.post("/v1/chat/completions", json=ask_body())  # answers take 2 s
             busy = asyncio.create_task(client.post("/v1/chat/completions", json=ask_body("Do bees help?")))
             try:
                 await asyncio.to_thread(generator.started.acquire)  # it holds the only slot
@@ -108,13 +107,13 @@ def test_a_request_that_would_miss_its_objective_is_refused_at_once_untouched(
 
     first, busy, refused, batch, metrics = asyncio.run(scenario())
     assert (first.status_code, busy.status_code, batch.status_code) == (200, 200, 200)
-    # 1.2 s of waiting for the answer just started, plus 1.2 s of its own, is past the 2 s
-    # objective of an API request (an interactive one, with 3 s, would have been admitted).
+    # 2 s of waiting for the answer just started, plus 2 s of its own, is past the 2 s objective
+    # of an API request (an interactive one, with 4 s, would have been admitted).
     assert refused.status_code == 429
-    assert refused.headers["retry-after"] == "2"  # the estimated wait, rounded up
+    assert refused.headers["retry-after"] == "2"  # the estimated wait
     assert refused.json()["error"]["type"] == "rate_limit_error"
     message = refused.json()["error"]["message"]
-    assert "wait about 1.2 s and take about 1.2 s, past its 2 s objective" in message
+    assert "wait about 2.0 s and take about 2.0 s, past its 2 s objective" in message
     families = {family.name: family for family in text_string_to_metric_families(metrics.text)}
 
     def by_class(name: str) -> dict[str, float]:
@@ -124,9 +123,9 @@ def test_a_request_that_would_miss_its_objective_is_refused_at_once_untouched(
     assert by_class("footnote_admission_waiting") == {"interactive": 0, "api": 0, "batch": 1}
     # A newcomer now waits for the holder; a batch one also for the batch answer queued before it.
     waits = by_class("footnote_admission_estimated_wait_seconds")
-    assert waits == pytest.approx({"interactive": 1.2, "api": 1.2, "batch": 2.4})
-    assert by_class("footnote_admission_objective_seconds") == {"interactive": 3, "api": 2, "batch": 30}
-    assert families["footnote_admission_service_seconds"].samples[0].value == pytest.approx(1.2)
+    assert waits == {"interactive": 2, "api": 2, "batch": 4}
+    assert by_class("footnote_admission_objective_seconds") == {"interactive": 4, "api": 2, "batch": 30}
+    assert families["footnote_admission_service_seconds"].samples[0].value == 2
     assert families["process_resident_memory_bytes"].samples[0].value > 0
 
 
@@ -137,16 +136,38 @@ def test_an_idle_server_admits_even_what_takes_longer_than_its_objective() -> No
     async def scenario() -> None:
         slot = await pool.acquire("api")
         clock.now += 5.0
-        slot.release()  # a 5 s answer: the mean hold is now 1.8 s, past the 1 s objective alone
+        slot.release()  # answers take 5 s, past the 1 s objective
         again = await pool.acquire("api")  # still admitted: nothing else would use the slot
         with pytest.raises(Overloaded) as refused:
             await pool.acquire("api")
-        assert refused.value.retry_after == 2 and "past its 1 s objective" in str(refused.value)
+        assert refused.value.retry_after == 5 and "past its 1 s objective" in str(refused.value)
         assert pool.waiting == 0
         again.release()
 
     asyncio.run(scenario())
     assert pool.rejected == {"interactive": 0, "api": 1, "batch": 0}
+
+
+def test_a_running_answer_is_expected_to_take_what_recent_ones_that_ran_as_long_took() -> None:
+    clock = FakeClock()
+    pool = _pool(clock)
+
+    async def scenario() -> list[float]:
+        for seconds in (0.2, 0.2, 2.0, 2.0):  # quick answers (declined) and long ones
+            slot = await pool.acquire("api")
+            clock.now += seconds
+            slot.release()
+        holder = await pool.acquire("api")
+        waits = [pool.estimated_wait("api")]
+        clock.now += 0.5  # past the quick ones: most likely a long answer, 1.5 s to go
+        waits.append(pool.estimated_wait("api"))
+        clock.now += 2.0  # longer than any recent answer: about to finish
+        waits.append(pool.estimated_wait("api"))
+        waits.append(pool.service_time)  # the mean of the recent answers
+        holder.release()
+        return waits
+
+    assert asyncio.run(scenario()) == pytest.approx([1.1, 1.5, 0.0, 1.1])
 
 
 async def _queue(pool: DeadlinePool, name: RequestClass, served: list[tuple[str, Slot]]) -> None:
@@ -186,9 +207,7 @@ def test_the_earliest_deadline_is_served_first_interactive_before_batch() -> Non
 
 def test_a_full_queue_makes_room_for_an_earlier_deadline_by_refusing_the_latest() -> None:
     clock = FakeClock()
-    pool = DeadlinePool(
-        "generation", 1, 2, 30, {"interactive": 4.0, "api": 8.0, "batch": 60.0}, clock=clock
-    )
+    pool = DeadlinePool("generation", 1, 2, 30, {"interactive": 4.0, "api": 8.0, "batch": 60.0}, clock=clock)
 
     async def scenario() -> tuple[list[str], BaseException | None]:
         served: list[tuple[str, Slot]] = []

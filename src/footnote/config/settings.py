@@ -218,9 +218,9 @@ class Settings(BaseSettings):
     # Latency objectives, seconds from arrival to the answer's end, by request class: a request is
     # admitted only when its estimated wait plus one service time fits (server/admission.py).
     latency_objective_interactive: float = Field(
-        2.5, gt=0, le=3600, description="seconds an interactive answer (the web page's) may take"
+        2.0, gt=0, le=3600, description="seconds an interactive answer (the web page's) may take"
     )
-    latency_objective_api: float = Field(3.0, gt=0, le=3600, description="seconds an API answer may take")
+    latency_objective_api: float = Field(2.5, gt=0, le=3600, description="seconds an API answer may take")
     latency_objective_batch: float = Field(
         120.0, gt=0, le=3600, description="seconds a batch answer may take (X-Footnote-Class: batch)"
     )

@@ -9,13 +9,16 @@ the waiting on the event loop.
 
 The generation pool (`DeadlinePool`) also refuses what it cannot finish in time: each
 request class has a latency objective, and a newcomer is admitted only when the wait it
-would face, estimated from the measured service time (an exponentially weighted mean of
-recent holds) and the work ahead of it, plus one service time fits in its objective. The rest is refused at once, before any work is done for it, with the
-estimated wait as `Retry-After`. Waiters are served earliest deadline (arrival plus
-objective) first: an interactive request goes before a batch one that came a little
-earlier, yet a batch request that has waited long enough is ahead of every newcomer, so
-it is never starved. When the queue is full, a newcomer with an earlier deadline than the
-last waiter's takes that waiter's place, and the waiter is refused.
+would face plus one service time fits in its objective. The wait is estimated from the
+last service times measured: each running answer has left the mean excess of the recent
+service times longer than it has run so far (an answer past the quick ones is likely a
+long one), and each waiter ahead of the newcomer takes the mean. The rest is refused at
+once, before any work is done for it, with the estimated wait as `Retry-After`. Waiters
+are served earliest deadline (arrival plus objective) first: an interactive request goes
+before a batch one that came a little earlier, yet a batch request that has waited long
+enough is ahead of every newcomer, so it is never starved. When the queue is full, a
+newcomer with an earlier deadline than the last waiter's takes that waiter's place, and
+the waiter is refused.
 
 The pool lives on the event loop and is never touched from worker threads, so plain
 counters suffice. Waiters are futures of the loop that is running when they wait, so
@@ -28,13 +31,16 @@ import asyncio
 import heapq
 import math
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
+from statistics import fmean
 
 from footnote.errors import OverloadedError
 from footnote.models.backends.admission import Admission
 from footnote.server.request_class import RequestClass
 
 Clock = Callable[[], float]
+RECENT_HOLDS = 20  # service times the generation pool's estimates are made from
 
 
 class Overloaded(OverloadedError):
@@ -134,12 +140,13 @@ class DeadlinePool(AdmissionPool):
         self.objectives = dict(objectives)
         self.rejected: dict[RequestClass, int] = dict.fromkeys(self.objectives, 0)
         self.waiting_by_class: dict[RequestClass, int] = dict.fromkeys(self.objectives, 0)
+        self._recent: deque[float] = deque(maxlen=RECENT_HOLDS)
 
     @property
     def service_time(self) -> float:
-        """Seconds a request holds a slot: an exponentially weighted mean of recent holds (each
-        moves it a fifth of the way), starting from one second."""
-        return self._mean_hold
+        """Seconds a request holds a slot: the mean of the recent holds (one second before any)."""
+        recent = tuple(self._recent)  # a copy: /metrics reads it from a worker thread
+        return fmean(recent) if recent else self._mean_hold
 
     def estimated_wait(self, request_class: RequestClass) -> float:
         """Seconds a newcomer of `request_class` would wait for a slot now."""
@@ -150,9 +157,10 @@ class DeadlinePool(AdmissionPool):
         would not finish within its objective. Does nothing else: call it before any work."""
         objective = self.objectives[request_class]
         deadline = self.clock() + objective
-        wait, service = self._wait_before(deadline), self._mean_hold
+        wait, service = self._wait_before(deadline), self.service_time
         # An idle pool admits anything: a refusal there would only leave the slot unused.
-        if wait > 0 and wait + service > objective:
+        idle = self._active < self.limit and not self._queue
+        if not idle and wait + service > objective:
             self.rejected[request_class] += 1
             reason = (
                 f"a {request_class} request would wait about {wait:.1f} s and take about "
@@ -194,14 +202,14 @@ class DeadlinePool(AdmissionPool):
 
     def _wait_before(self, deadline: float) -> float:
         """How long until a slot is free for a request with `deadline`: every holder finishes
-        (after the mean hold, measured from its start) and every waiter with an earlier or equal
-        deadline is served first, each on the slot that frees up first."""
+        (its expected remaining time) and every waiter with an earlier or equal deadline is
+        served first (the mean service time each), on the slot that frees up first."""
         if self._active < self.limit and not self._queue:
             return 0.0
         # Copies: /metrics reads this from a worker thread while the loop may change the books.
         holders, queue, active = tuple(self._holders), tuple(self._queue), self._active
-        now, mean = self.clock(), self._mean_hold
-        free = [max(mean - (now - slot.since), 0.0) for slot in holders]
+        now, mean = self.clock(), self.service_time
+        free = [self._remaining(now - slot.since) for slot in holders]
         free += [mean] * max(active - len(free), 0)  # handed over, not started yet
         free += [0.0] * max(self.limit - active, 0)
         heapq.heapify(free)
@@ -209,6 +217,21 @@ class DeadlinePool(AdmissionPool):
             if place.rank <= deadline:
                 heapq.heapreplace(free, free[0] + mean)
         return free[0]
+
+    def _remaining(self, elapsed: float) -> float:
+        """The expected rest of an answer that has run `elapsed` seconds: the mean excess of the
+        recent service times longer than that. One longer than all of them is counted as about
+        to finish; before any was measured, the one-second guess counts down."""
+        recent = tuple(self._recent)
+        if not recent:
+            return max(self._mean_hold - elapsed, 0.0)
+        longer = [held - elapsed for held in recent if held > elapsed]
+        return fmean(longer) if longer else 0.0
+
+    def _release(self, held: float | None) -> asyncio.Future[None] | None:
+        if held is not None:
+            self._recent.append(held)
+        return super()._release(held)
 
 
 def _refuse(waiter: asyncio.Future[None], refusal: Overloaded) -> None:

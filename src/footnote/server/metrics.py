@@ -139,7 +139,7 @@ class _DeadlineCollector(Collector):
             rejected.add_metric([name], pool.rejected[name])
         service = GaugeMetricFamily(
             "footnote_admission_service_seconds",
-            "How long an answer holds a generation slot: the weighted mean of recent holds.",
+            "How long an answer holds a generation slot: the mean of the recent holds.",
             value=pool.service_time,
         )
         yield from (waiting, wait, objective, rejected, service)

@@ -61,10 +61,15 @@ class Admission(Generic[W]):
         """Requests queued for a slot."""
         return len(self._queue)
 
+    @property
+    def service_time(self) -> float:
+        """Seconds a request is expected to hold its slot."""
+        return self._mean_hold
+
     def retry_after(self) -> int:
         """Seconds until a slot is likely free for a newcomer, from 1 to 120."""
         rounds = (self.waiting + 1) / self.limit
-        return max(1, min(120, math.ceil(self._mean_hold * rounds)))
+        return max(1, min(120, math.ceil(self.service_time * rounds)))
 
     def _admit(self, waiter: W, priority: float = 0) -> bool:
         """True: `waiter` holds a slot now. False: it is queued and waits to be handed one.
