@@ -12,7 +12,11 @@ by the reader(s) given. Reported, in sample and cross-validated by document side
 - declining: the reader's best probability and today's answerability as signals, with the
   threshold chosen per fold for at most 10% false declines; the share of unanswerable questions
   declined, of answerable ones declined, and, where the set says (`plausible`), of unanswerable
-  ones whose quoted passage holds the distractor.
+  ones whose quoted passage holds the distractor. Also a logistic model over every per-question
+  signal (`QUESTION_SIGNALS`), fitted on the training folds only.
+
+`--save-signals FILE` writes each question's signals as JSON lines, so a model can be fitted over
+several sets at once (`benchmarks/decline_model.py`).
 
 `--read-top N` has the reader read only the blend's best N sentences of each question, as the
 engine does (`evidence.READ_SENTENCES`).
@@ -97,10 +101,15 @@ def selection_rows(
     }
 
 
-def decline_rows(prepared: Sequence[Prepared], signals: dict[str, np.ndarray]) -> dict[str, object]:
-    """Per signal: threshold chosen per fold for at most 10% false declines, and what it gives."""
+def decline_rows(
+    prepared: Sequence[Prepared], signals: dict[str, np.ndarray], learned: np.ndarray | None = None
+) -> dict[str, object]:
+    """Per signal: threshold chosen per fold for at most 10% false declines, and what it gives.
+    `learned` (questions x signals) adds a logistic model fitted on each fold's training part."""
     answerable = np.array([p.item.answerable for p in prepared])
     report: dict[str, object] = {}
+    if learned is not None:
+        signals = {**signals, "learned": cross_fitted(prepared, learned, answerable)}
     for name, values in signals.items():
         declined = np.zeros(len(prepared), dtype=bool)
         thresholds = []
@@ -119,6 +128,65 @@ def decline_rows(prepared: Sequence[Prepared], signals: dict[str, np.ndarray]) -
             "cross_validated": {"thresholds": thresholds, **decline_figures(declined, answerable)},
         }
     return report
+
+
+def cross_fitted(prepared: Sequence[Prepared], rows: np.ndarray, answerable: np.ndarray) -> np.ndarray:
+    """Each question's probability of being answerable from a logistic model fitted on the other
+    folds' questions. (The threshold is then chosen on the same held-out values of the other
+    folds: a slight optimism, reported as such.)"""
+    values = np.zeros(len(prepared))
+    for fold in folds_by_group(prepared, FOLDS):
+        train = np.array([i for i in range(len(prepared)) if i not in set(fold)])
+        model = fit_logistic(rows[train], answerable[train])
+        values[fold] = model(rows[fold])
+    return values
+
+
+def fit_logistic(
+    rows: np.ndarray, labels: np.ndarray, l2: float = 1.0, steps: int = 50
+) -> Callable[[np.ndarray], np.ndarray]:
+    """A logistic regression on standardised `rows` (Newton's method, L2 penalty `l2`)."""
+    mean, scale = rows.mean(axis=0), rows.std(axis=0) + 1e-9
+    x = np.hstack([(rows - mean) / scale, np.ones((len(rows), 1))])
+    y = labels.astype(float)
+    w = np.zeros(x.shape[1])
+    penalty = np.eye(x.shape[1]) * l2
+    penalty[-1, -1] = 0.0
+    for _ in range(steps):
+        p = sigmoid(x @ w)
+        gradient = x.T @ (p - y) + penalty @ w
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + penalty
+        w -= np.linalg.solve(hessian, gradient)
+    return lambda new: sigmoid(np.hstack([(new - mean) / scale, np.ones((len(new), 1))]) @ w)
+
+
+def question_signals(p: Prepared, logits: np.ndarray) -> dict[str, float]:
+    """What one question's sources say about whether they answer it, as numbers."""
+    read = np.sort(logits[logits > -30.0])[::-1]
+    shipped = np.sort(np.asarray(p.shipped))[::-1]
+    best = int(np.argmax(logits)) if len(logits) else -1
+    asked = evidence.content_terms(p.item.question)
+    total = sum(asked.values()) or 1.0
+    by_position = {(s.source, s.position): s for s in p.spans}
+    own = (
+        evidence._covered(asked, p.spans[best], evidence._context(p.spans[best], by_position)) / total
+        if best >= 0
+        else 0.0
+    )
+    shown = set().union(*(s.terms for s in p.spans)) if p.spans else set()
+    return {
+        "reader_best": float(read[0]) if len(read) else -30.0,
+        "reader_gap": float(read[0] - read[1]) if len(read) > 1 else 0.0,
+        "reader_top3": float(sigmoid(read[:3]).mean()) if len(read) else 0.0,
+        "answerability": p.answerability,
+        "plain_coverage": coverage_without(p, default_rule=True, kinds=True),
+        "reader_sentence_coverage": own,
+        "terms_in_no_source": sum(w for t, w in asked.items() if t not in shown) / total,
+        "match": p.match,
+        "blend_best": float(shipped[0]) if len(shipped) else 0.0,
+        "blend_gap": float(shipped[0] - shipped[1]) if len(shipped) > 1 else 0.0,
+        "question_terms": float(len(asked)),
+    }
 
 
 def decline_threshold(values: np.ndarray, answerable: np.ndarray) -> float:
@@ -202,6 +270,7 @@ def main() -> None:
         "--read-top", type=int, default=0, help="the reader reads only the blend's best N sentences (0: all)"
     )
     parser.add_argument("--tag", default="")
+    parser.add_argument("--save-signals", type=Path, help="write each question's signals here (JSON lines)")
     args = parser.parse_args()
 
     settings = Settings(home=args.home)
@@ -260,7 +329,15 @@ def main() -> None:
         "reader_best_times_answerability_without_default_rule": best * without_default,
         "reader_best_times_plain_coverage": best * plain,
     }
-    report["declining"] = decline_rows(prepared, signals)
+    measured = [question_signals(p, r) for p, r in zip(prepared, read, strict=True)]
+    learned = np.array([list(m.values()) for m in measured])
+    report["declining"] = decline_rows(prepared, signals, learned)
+    if args.save_signals:
+        with args.save_signals.open("w", encoding="utf-8") as out:
+            for p, m in zip(prepared, measured, strict=True):
+                row = {"id": p.item.id, "group": p.group, "answerable": p.item.answerable, **m}
+                row["plausible"] = list(getattr(p.item, "plausible", None) or [])
+                out.write(json.dumps(row) + "\n")
     RESULTS.mkdir(exist_ok=True)
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     name = f"reader_blend-{args.dataset.name}{'-' + args.tag if args.tag else ''}-{stamp}.json"
