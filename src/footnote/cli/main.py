@@ -16,6 +16,7 @@ from footnote.application import Application, create_app
 from footnote.cli import output
 from footnote.cli.bench import bench_app
 from footnote.cli.evaluate import eval_app
+from footnote.cli.mcp import mcp
 from footnote.cli.options import JsonOption
 from footnote.cli.ppl import ppl
 from footnote.cli.serve import serve
@@ -240,6 +241,7 @@ def models_verify(
 
 
 app.command()(serve)
+app.command()(mcp)
 
 
 @app.command()

@@ -25,7 +25,7 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve the HTTP API: OpenAI and Perplexity Sonar compatible."""
+    """Serve the HTTP API: OpenAI and Perplexity Sonar compatible, and MCP at /mcp."""
     import uvicorn
 
     from footnote import tracing
