@@ -128,3 +128,13 @@ def test_without_a_key_on_loopback_only_local_host_names_are_served(tmp_path: Pa
         rebound = client.post("/mcp", json=ping, headers={**accept, "Host": "attacker.example:8080"})
     assert local.status_code == 200, local.text
     assert rebound.status_code == 421
+
+
+def test_a_server_started_twice_serves_mcp_each_time(tmp_path: Path) -> None:
+    server, _ = build(tmp_path)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    for _ in range(2):
+        with TestClient(server, base_url="http://127.0.0.1:8080") as client:
+            answered = client.post("/mcp", json=ping, headers=accept)
+            assert answered.status_code == 200, answered.text

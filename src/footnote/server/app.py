@@ -25,7 +25,7 @@ from footnote.errors import OverloadedError
 from footnote.server.admission import AdmissionPool, DeadlinePool
 from footnote.server.errors import ERROR_RESPONSES, ApiError, install_error_handlers
 from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddleware
-from footnote.server.mcp import http_route, mcp_server
+from footnote.server.mcp import http_route, mcp_server, serving_http
 from footnote.server.metrics import Metrics, MetricsMiddleware
 from footnote.server.request_class import objectives
 from footnote.server.routes import chat, completions, documents, health, models, search, web
@@ -64,14 +64,13 @@ def create_server(settings: Settings | None = None, application: Application | N
     settings = settings or application.settings
     state = build_state(settings, application)
     mcp = mcp_server(state)
-    mcp_route = http_route(mcp, settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if settings.preload_models and state.models.state == "idle":
             threading.Thread(target=state.models.preload, name="footnote-preload", daemon=True).start()
         application.keep_keyword_index()
-        async with mcp.session_manager.run():
+        async with serving_http(mcp, settings):
             yield
         state.scoring.close()
 
@@ -88,7 +87,7 @@ def create_server(settings: Settings | None = None, application: Application | N
     server.include_router(health.router)
     server.include_router(settings_route.router, responses=ERROR_RESPONSES)
     server.include_router(web.router)
-    server.router.routes.append(mcp_route)
+    server.router.routes.append(http_route(mcp))
     install_error_handlers(server)
     server.add_exception_handler(OverloadedError, _on_overloaded)
     # Added innermost first: metrics see everything, keys are checked before any body is read.

@@ -10,8 +10,8 @@ output; `footnote serve` mounts them at `/mcp` (streamable HTTP), behind the API
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -22,6 +22,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from footnote import __version__
 from footnote.answer.engine import Answer
@@ -231,9 +232,25 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     )
 
 
-def http_route(server: MCPServer, settings: Settings) -> Route:
-    """`/mcp`: streamable HTTP, stateless (any replica can answer any request), JSON replies.
-    The session manager must run (`server.session_manager.run()`) while the app serves."""
+class _RunningSessions:
+    """An ASGI app handing each request to the session manager `serving_http` runs now."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self.server = server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await StreamableHTTPASGIApp(self.server.session_manager)(scope, receive, send)
+
+
+def http_route(server: MCPServer) -> Route:
+    """`/mcp`: streamable HTTP, handled by the session manager `serving_http` runs."""
+    return Route(MCP_PATH, endpoint=_RunningSessions(server))
+
+
+@asynccontextmanager
+async def serving_http(server: MCPServer, settings: Settings) -> AsyncIterator[None]:
+    """Serve `/mcp` while the app runs: stateless (any replica can answer any request), JSON
+    replies. A session manager runs once, so each start of the app makes its own."""
     server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         stateless_http=True,
@@ -242,7 +259,8 @@ def http_route(server: MCPServer, settings: Settings) -> Route:
         max_request_body_size=settings.max_body_bytes,
         host=settings.host,
     )
-    return Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(server.session_manager))
+    async with server.session_manager.run():
+        yield
 
 
 def serve_stdio(state: ServerState) -> None:
