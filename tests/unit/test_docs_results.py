@@ -1,7 +1,8 @@
 """Every result file that README.md and docs/*.md cite for a figure exists in benchmarks/results/.
 
 A citation is a code span naming a `.json`, `.png` or `.svg` file: a path under
-`benchmarks/results/`, a bare file name, `…/NAME` (the same folder), a glob
+`benchmarks/results/`, a bare file name with a `-` in it (result files are named
+`<benchmark>-<label>-<stamp>`; a client's `mcp.json` is not one), `…/NAME` (the same folder), a glob
 (`shared_stores-*.json`, which must match a file), or the shorthand `…-SUFFIX`, which
 shares its beginning with the file cited before it and must end exactly one file's name.
 """
@@ -28,7 +29,8 @@ _FILE_NAME = re.compile(r"[\w.+*-]+")
 def cited_results(text: str) -> Iterator[str]:
     """The result files `text` cites, as names in benchmarks/results/ (`…-` shorthands and globs kept)."""
     spans = _CODE_SPAN.findall(text) + [
-        target.split("benchmarks/results/", 1)[1] for target in _LINK_TARGET.findall(text)
+        "benchmarks/results/" + target.split("benchmarks/results/", 1)[1]
+        for target in _LINK_TARGET.findall(text)
     ]
     for span in spans:
         name = span.strip()
@@ -38,7 +40,7 @@ def cited_results(text: str) -> Iterator[str]:
             yield name.removeprefix("benchmarks/results/")
         elif name.startswith("…/"):
             yield name.removeprefix("…/")
-        elif name.startswith("…") or ("/" not in name and _FILE_NAME.fullmatch(name)):
+        elif name.startswith("…") or ("/" not in name and "-" in name and _FILE_NAME.fullmatch(name)):
             yield name
 
 
@@ -54,7 +56,7 @@ def test_citations_are_found_in_every_written_form() -> None:
     text = (
         "`benchmarks/results/a-1.json` and `b-2.json` (chart `benchmarks/results/b-2.png`), "
         "`…-3.json`, `…/c-4.json`, `benchmarks/results/d-*.json`, [e](../benchmarks/results/e.svg); "
-        "not `/openapi.json`, `<label>.json`, `models/reader/reader.json`, `footnote.toml`"
+        "not `/openapi.json`, `<label>.json`, `models/reader/reader.json`, `footnote.toml`, `.mcp.json`"
     )
     assert list(cited_results(text)) == [
         "a-1.json",
