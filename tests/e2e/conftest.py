@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +92,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     home = tmp_path_factory.mktemp("served-home")
     lasting_stores(home)
     ingest(home, REPO / "examples" / "sample")
+    with serving(home) as server:
+        yield server
+
+
+@contextmanager
+def serving(home: Path) -> Iterator[RunningServer]:
+    """`footnote serve` over the data directory `home` on a free loopback port, with API_KEY,
+    ready for requests; stopped on leaving."""
     port = free_port()
     server = RunningServer(f"http://127.0.0.1:{port}", API_KEY, home, home / "server.log")
     with open(server.log, "wb") as log:

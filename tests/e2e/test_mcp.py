@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,15 +16,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 
-from tests.e2e.conftest import (
-    API_KEY,
-    RunningServer,
-    footnote_env,
-    free_port,
-    ingest,
-    stop_process,
-    wait_until_ready,
-)
+from tests.e2e.conftest import RunningServer, footnote_env, ingest, serving
 from tests.integration.conftest import write_corpus
 from tests.store_modes import lasting_stores
 
@@ -45,21 +36,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def served(home: Path) -> Iterator[RunningServer]:
-    port = free_port()
-    server = RunningServer(f"http://127.0.0.1:{port}", API_KEY, home, home / "server.log")
-    with open(server.log, "wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "footnote", "serve", "--port", str(port)],
-            env=footnote_env(home, FOOTNOTE_API_KEY=API_KEY),
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    try:
-        wait_until_ready(server, process)
+    with serving(home) as server:
         yield server
-    finally:
-        stop_process(process)
 
 
 async def tool_result(session: ClientSession, name: str, arguments: dict[str, Any]) -> Any:
