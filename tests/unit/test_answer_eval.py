@@ -297,5 +297,6 @@ def test_a_calibrating_evaluation_answers_on_an_app_built_with_every_gate_off(se
     assert not gated.related_questions and not gated.decline_unknown_names
     report = evaluation.to_dict(Path("set.jsonl"), 0)
     assert report["questions"] == 1 and set(report["runs"]) == {"reading", "unanswerable"}
+    assert report["machine"]["cpus"] and "cpu_flags" in report["machine"]  # read beside the latencies
     with pytest.raises(FootnoteError, match="--calibrate needs the reading run"):
         AnswerPlan(("reading",), calibrate=True)

@@ -14,6 +14,7 @@ from footnote.evaluation.docqa import (
     choose_floor,
     contains_answer,
     doc_metrics,
+    doc_report,
     evaluate_doc_questions,
     gated,
     is_doc_set,
@@ -103,6 +104,9 @@ def test_the_set_is_asked_end_to_end_and_scored_per_kind(doc_set: Path, tmp_path
     metrics = metrics_by_kind(outcomes)
     assert metrics["numeric"]["correct_cited"] == 1.0 and metrics["unanswerable"]["abstention"] == 0.0
     assert metrics["all"]["questions"] == 2 and metrics["all"]["false_abstention"] == 0.0
+    report = doc_report(doc_set, 0, settings, outcomes)
+    assert report["settings"]["sentence_reader"] == settings.sentence_reader
+    assert report["machine"]["cpus"] and "cpu_flags" in report["machine"]  # read beside the latencies
 
 
 def test_a_floor_is_chosen_for_the_false_abstention_allowed(doc_set: Path, tmp_path: Path) -> None:

@@ -8,8 +8,6 @@ runtime and precision its settings choose, into a scratch data directory.
 
 from __future__ import annotations
 
-import os
-import platform
 import tempfile
 import time
 from collections.abc import Sequence
@@ -18,7 +16,7 @@ from typing import Any
 
 from footnote.config import Settings
 from footnote.models.base import Embedder, Vector
-from footnote.models.cpu import cpu_description
+from footnote.models.cpu import machine
 
 
 class TimedEmbedder(Embedder):
@@ -157,13 +155,3 @@ def write_ingest_chart(result: dict[str, Any], stem: Path) -> Path:
         f"{embedder['runtime']}-{embedder['precision']}: ratio {result['ratio']}"
     )
     return write_bars(bars, stem, title, "seconds")
-
-
-def machine() -> dict[str, Any]:
-    """The CPU, its vector-instruction flags (what int8, bf16 and float kernels pick their paths
-    by) and the load: other work on the machine slows both halves."""
-    return {
-        **cpu_description(),
-        "python": platform.python_version(),
-        "load_average_1m_at_end": round(os.getloadavg()[0], 2),
-    }

@@ -30,6 +30,7 @@ from footnote.evaluation.answers import (
 )
 from footnote.evaluation.system import UNMEASURED, EvaluatedSystem
 from footnote.ingest.report import Progress
+from footnote.models.cpu import machine
 from footnote.perplexity import scorer_opener
 
 # The stage before the runs when the end-to-end run is asked for.
@@ -105,6 +106,7 @@ class AnswerEvaluation:
             "skipped": skipped,
             "questions": self.questions,
             "settings": self.settings,
+            "machine": machine(),
             "runs": {
                 r.run: {
                     "metrics": r.metrics(),

@@ -38,6 +38,7 @@ from footnote.config import Settings
 from footnote.core.loops import is_degenerate
 from footnote.core.stats import percentile
 from footnote.evaluation.datasets import DocSetError, read_jsonl, record_fields
+from footnote.models.cpu import machine
 
 UNANSWERABLE = "unanswerable"
 QUESTIONS_FILE = "questions.jsonl"
@@ -252,7 +253,9 @@ def doc_report(folder: Path, skip: int, settings: Settings, outcomes: Sequence[D
             "top_k": settings.top_k,
             "reader": settings.reader,
             "evidence_tokens": settings.evidence_tokens,
+            "sentence_reader": settings.sentence_reader,
         },
+        "machine": machine(),
         "metrics": metrics_by_kind(outcomes),
         "questions": [vars(o) for o in outcomes],
     }

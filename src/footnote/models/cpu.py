@@ -50,6 +50,17 @@ def cpu_description() -> dict[str, object]:
     }
 
 
+def machine() -> dict[str, object]:
+    """What a saved speed figure is read beside: the CPU, its vector-instruction flags (what int8,
+    bf16 and float kernels pick their paths by), Python, and the load when it was measured (other
+    work on the machine slows what is timed)."""
+    return {
+        **cpu_description(),
+        "python": platform.python_version(),
+        "load_average_1m_at_end": round(os.getloadavg()[0], 2),
+    }
+
+
 def fastest_embedding(flags: frozenset[str]) -> tuple[str, str]:
     """The (runtime, precision) that embeds fastest on a CPU with `flags`."""
     if "amx_bf16" in flags:
