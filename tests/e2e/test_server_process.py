@@ -114,7 +114,9 @@ def test_a_follow_up_is_answered_from_the_document_the_first_turn_named(client: 
     # document (a French physicist, an Austrian scientist); the first turn names the lens.
     conversation = after_the_opening_question(client, "What country was he from?")
     text, steps = answered_from(client, conversation, "French", "lighthouses.md")
-    assert steps["condense"]["calls"] == 1 and steps["condense"]["prompt_tokens"] > 0
+    # SmolLM2 answers a follow-up it is asked to rewrite, so it is not asked: the follow-up is
+    # searched after the first question, which names the lens.
+    assert "condense" not in steps, steps
 
     stream = client.chat.completions.create(
         model="smollm2-135m", messages=conversation, temperature=0, seed=0, stream=True

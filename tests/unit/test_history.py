@@ -25,6 +25,7 @@ from footnote.answer.prompt import SYSTEM_PROMPT
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.models.base import GenerationParams, Message
+from footnote.models.registry import rewrites_follow_ups
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
 FRESNEL = "The Fresnel lens was invented by the French physicist Augustin-Jean Fresnel in 1822."
@@ -204,3 +205,12 @@ def test_chat_keeps_the_conversation_across_turns(
     condense_prompt = generator.calls[1][-1].content
     assert "What is a Fresnel lens?" in condense_prompt and "Who invented it?" in condense_prompt
     assert [m.role for m in generator.calls[2]] == ["system", "user", "assistant", "user"]
+
+
+def test_a_model_known_not_to_rewrite_is_not_asked_and_the_follow_up_is_searched_after() -> None:
+    generator = ScriptedGenerator(["What do apple trees need in winter?"])
+    history = [Message("user", "Tell me about apple trees."), Message("assistant", "They need sun [1].")]
+    standalone = condense_question(generator, history, "And in winter?", GenerationParams(), rewrite=False)
+    assert generator.calls == []
+    assert standalone.query == "Tell me about apple trees. And in winter?"
+    assert not rewrites_follow_ups("smollm2-135m") and rewrites_follow_ups("some-other-model.gguf")

@@ -37,6 +37,7 @@ from footnote.core.hits import SearchHit
 from footnote.core.language import ENGLISH, reads
 from footnote.errors import QueryError
 from footnote.models.base import GenerationParams, Message
+from footnote.models.registry import rewrites_follow_ups
 
 if TYPE_CHECKING:
     from footnote.answer.engine import AnswerEngine
@@ -105,7 +106,10 @@ class Answering:
         if not turns or not leans_on_conversation(question, turns, top_document):
             return Standalone.as_written(question)
         generator = MeteredGenerator(engine.generator, usage, CONDENSE_STEP)
-        return condense_question(generator, history, question, policy.generation, policy.history_turns)
+        rewrite = rewrites_follow_ups(engine.generator.name)
+        return condense_question(
+            generator, history, question, policy.generation, policy.history_turns, rewrite=rewrite
+        )
 
     def events(
         self, question: str, hits: list[SearchHit], clock: Clock, conversation: Conversation

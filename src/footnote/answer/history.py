@@ -140,14 +140,30 @@ def condense_question(
     question: str,
     params: GenerationParams,
     max_turns: int = MAX_TURNS,
+    rewrite: bool = True,
 ) -> Standalone:
     """A standalone form of `question` given the recent turns (`question` itself without any):
     the model's rewrite; or, when the rewrite is not a question that keeps the follow-up's words
-    and adds some, the follow-up searched after the last question, and read that way too unless
-    it has words enough of its own (`MAX_TERMS_READ_AFTER`)."""
+    and adds some (or the model is not asked: `rewrite` false), the follow-up searched after the
+    last question, and read that way too unless it has words enough of its own
+    (`MAX_TERMS_READ_AFTER`)."""
     turns = recent_turns(history, max_turns)
     if not turns:
         return Standalone.as_written(question)
+    if rewrite:
+        rewritten = _rewritten(generator, turns, question, params)
+        if rewritten is not None:
+            return rewritten
+    after = after_last_question(question, turns)
+    if len(content_terms(question)) <= MAX_TERMS_READ_AFTER:
+        return Standalone.as_written(after)
+    return Standalone(question, after)
+
+
+def _rewritten(
+    generator: Generator, turns: Sequence[Message], question: str, params: GenerationParams
+) -> Standalone | None:
+    """The model's rewrite of the follow-up `question`, when it keeps the follow-up's words."""
     conversation = "\n".join(f"{m.role}: {m.content}" for m in turns)
     messages = [
         Message("system", CONDENSE_PROMPT),
@@ -163,12 +179,7 @@ def condense_question(
         repeat_penalty=params.repeat_penalty,
     )
     reply = "".join(generator.stream(messages, condensed_params)).strip().strip('"')
-    if keeps_follow_up(question, reply):
-        return Standalone(reply, reply)
-    after = after_last_question(question, turns)
-    if len(content_terms(question)) <= MAX_TERMS_READ_AFTER:
-        return Standalone.as_written(after)
-    return Standalone(question, after)
+    return Standalone(reply, reply) if keeps_follow_up(question, reply) else None
 
 
 def _shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
