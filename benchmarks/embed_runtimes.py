@@ -26,8 +26,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from footnote.application import create_app
-from footnote.bench.ingest import machine
 from footnote.config import Settings
+from footnote.models.cpu import machine
 from footnote.models.onnx_embedder import onnx_session
 from footnote.models.registry import resolve_embedder
 

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import time
 from pathlib import Path
@@ -41,7 +39,7 @@ from footnote.application import create_app
 from footnote.config import Settings
 from footnote.evaluation.docqa import contains_answer, degenerate_shown
 from footnote.models.base import Message
-from footnote.models.cpu import cpu_description
+from footnote.models.cpu import machine
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).parent / "results"
@@ -176,13 +174,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     label = f"-{args.label}" if args.label else ""
     out = RESULTS / f"follow_ups-{args.set}{label}-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    machine = {
-        "cpus": os.cpu_count(),
-        "cpu": cpu_description(),
-        "load": list(os.getloadavg()),
-        "python": platform.python_version(),
-    }
-    report = {"set": args.set, "summary": summary, "rows": rows, "machine": machine}
+    report = {"set": args.set, "summary": summary, "rows": rows, "machine": machine()}
     out.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
     print(f"saved {out}")
 

@@ -33,8 +33,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from footnote.bench.ingest import footnote_ingest, machine, plain_encode, with_ratio, write_ingest_chart
+from footnote.bench.ingest import footnote_ingest, plain_encode, with_ratio, write_ingest_chart
 from footnote.config import Settings
+from footnote.models.cpu import machine
 from footnote.models.registry import resolve_embedder
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -55,7 +55,6 @@ from typing import Any
 import numpy as np
 
 from footnote.application import Application, create_app
-from footnote.bench.ingest import machine
 from footnote.config import Settings
 from footnote.core.document import Block, Chunk, Document
 from footnote.core.span import Span
@@ -64,6 +63,7 @@ from footnote.evaluation.beir import BeirDataset, load_beir
 from footnote.evaluation.metrics import mean_metrics
 from footnote.evaluation.retrieval import PATH_PREFIX, corpus_documents
 from footnote.ingest.pipeline import Ingestor
+from footnote.models.cpu import machine
 from footnote.models.registry import resolve_embedder
 from footnote.retrieval.keyword import fts_query, keyword_phrases
 from footnote.retrieval.retriever import RetrievalParams

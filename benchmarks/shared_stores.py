@@ -53,12 +53,12 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 from loopback_servers import chroma, create_database, free_port, postgres, stop, wait_ready
 
 from footnote.application import Application, create_app
-from footnote.bench.ingest import machine
 from footnote.config import Settings
 from footnote.core.stats import percentile
 from footnote.evaluation.beir import load_beir
 from footnote.evaluation.metrics import mean_metrics
 from footnote.evaluation.retrieval import MODES, evaluation_params
+from footnote.models.cpu import machine
 from footnote.retrieval.retriever import HybridRetriever
 
 RESULTS = Path(__file__).resolve().parent / "results"

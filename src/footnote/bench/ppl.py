@@ -38,9 +38,9 @@ from typing import Any
 
 import numpy as np
 
-from footnote.bench.ingest import machine
 from footnote.config import Settings
 from footnote.errors import ConfigError
+from footnote.models.cpu import machine
 from footnote.models.scoring import Tokenizer, TokenScorer
 from footnote.perplexity.text import iter_text, iter_token_ids
 from footnote.perplexity.windows import sliding_windows

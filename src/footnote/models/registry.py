@@ -176,15 +176,21 @@ def model_languages(name_or_path: str, configured: Sequence[str] = ()) -> frozen
     language (a model footnote knows nothing about is taken at its word). `name@quant` is `name`."""
     if configured:
         return frozenset(configured)
-    spec = REGISTRY.get(name_or_path.partition("@")[0])
+    spec = _registered(name_or_path)
     return frozenset(spec.languages) if spec is not None and spec.languages else None
 
 
 def rewrites_follow_ups(name_or_path: str) -> bool:
     """Whether the model is asked to rewrite a follow-up that leans on the conversation: yes
     unless the registry knows it does not (a model footnote knows nothing about is tried)."""
-    spec = REGISTRY.get(name_or_path.partition("@")[0])
+    spec = _registered(name_or_path)
     return spec is None or spec.rewrites_follow_ups
+
+
+def _registered(name_or_path: str) -> ModelSpec | None:
+    """The registry's entry for a model named `name` or `name@quant`; None for a path or an
+    unknown name."""
+    return REGISTRY.get(name_or_path.partition("@")[0])
 
 
 def list_models() -> list[ModelStatus]:
