@@ -68,6 +68,10 @@ class NotFoundError(FootnoteError):
     """A document, model or other named thing does not exist."""
 
 
+class ForbiddenError(FootnoteError):
+    """The caller's key does not allow this (writing a collection it may only read)."""
+
+
 class QueryError(FootnoteError):
     """A question or search query cannot be answered as given."""
 

@@ -13,6 +13,7 @@ from mcp import Client
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import TextContent
 
+from footnote.core.collections import EVERYTHING
 from footnote.server.mcp import MAX_SEARCH_RESULTS, mcp_server, required_text, search_limit
 from footnote.server.state import ServerState
 from tests.unit.server_fixtures import API_KEY, APPLE_REPLY, build
@@ -26,7 +27,7 @@ def with_client(tmp_path: Path, replies: list[str], call: Callable[[Client], Awa
     state: ServerState = server.state.footnote
 
     async def session() -> T:
-        async with Client(mcp_server(state)) as client:
+        async with Client(mcp_server(state, EVERYTHING)) as client:
             return await call(client)
 
     return asyncio.run(session())

@@ -18,8 +18,10 @@ from typing import Any
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent, AnswerPolicy, SupportModels
 from footnote.answer.judge import SupportJudge
+from footnote.application.keys import key_access
 from footnote.application.models import Models
 from footnote.config import Settings
+from footnote.core.collections import Access, check_collection
 from footnote.core.filters import SearchFilter
 from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError, NotFoundError
@@ -30,7 +32,7 @@ from footnote.models.registry import embedder_languages
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.catalog import DocumentRecord, open_catalog
+from footnote.store.catalog import CollectionRecord, DocumentRecord, open_catalog
 from footnote.store.timing import StoreObserver, timed
 from footnote.store.vector_stores import check_vectors, open_vectors, vector_kind
 from footnote.store.vectors import VectorIndex
@@ -170,12 +172,20 @@ class Application:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         prune: bool = False,
+        collection: str | None = None,
     ) -> IngestReport:
-        report = self.ingestor(include, exclude).ingest(paths, progress, prune=prune)
+        """Ingest `paths` into `collection` (a document ingested before into another moves);
+        without one, a document ingested before keeps its collection and a new one joins
+        the default collection."""
+        if collection is not None:
+            check_collection(collection)
+        report = self.ingestor(include, exclude, collection).ingest(paths, progress, prune=prune)
         self._index_reconciled = True
         return report
 
-    def ingestor(self, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> Ingestor:
+    def ingestor(
+        self, include: Sequence[str] = (), exclude: Sequence[str] = (), collection: str | None = None
+    ) -> Ingestor:
         """An ingest pipeline on this app's stores; the first one also reconciles the whole index."""
         s = self.settings
         return Ingestor(
@@ -188,6 +198,7 @@ class Application:
             include=include,
             exclude=exclude,
             full_reconcile=not self._index_reconciled,
+            collection=collection,
         )
 
     def reconcile_stores(self) -> int:
@@ -229,8 +240,20 @@ class Application:
     def ask(self, question: str) -> Answer:
         return self.answer_engine().ask(question)
 
-    def documents(self) -> list[DocumentRecord]:
-        return self.catalog.list_documents()
+    def documents(self, collections: Sequence[str] | None = None) -> list[DocumentRecord]:
+        """Every document, or those of `collections`."""
+        return self.catalog.list_documents(collections)
+
+    def collections(self) -> list[CollectionRecord]:
+        return self.catalog.collections()
+
+    def delete_collection(self, name: str) -> list[DocumentRecord]:
+        """Delete every document of collection `name`, with their chunks and vectors."""
+        records = self.catalog.list_documents([check_collection(name)])
+        if not records:
+            raise NotFoundError(f"no collection {name!r}; `footnote collections list` shows them")
+        self._delete_records(records)
+        return records
 
     def find_document(self, path_or_id: str) -> DocumentRecord:
         record = None
@@ -244,18 +267,28 @@ class Application:
 
     def delete_document(self, path_or_id: str) -> DocumentRecord:
         record = self.find_document(path_or_id)
-        self.catalog.delete_document(record.id)
+        self._delete_records([record])
+        return record
+
+    def _delete_records(self, records: Sequence[DocumentRecord]) -> None:
+        self.catalog.delete_documents([record.id for record in records])
         tombstones = self.catalog.tombstones()
         index = self._vectors or open_vectors(self.settings, None, None)
         index.delete(tombstones)
         self.catalog.clear_tombstones(tombstones)
-        return record
 
     def close(self) -> None:
         self.catalog.close()
         self.models.close()
 
     # --- what the HTTP API reads, so that it never reaches into the stores itself ------------
+
+    def key_access(self, presented: str) -> Access | None:
+        """What the scoped key `presented` opens; None when the catalog holds no such key."""
+        return key_access(self.catalog, presented)
+
+    def has_scoped_keys(self) -> bool:
+        return bool(self.catalog.keys())
 
     def document(self, document_id: int) -> DocumentRecord | None:
         return self.catalog.document(document_id)

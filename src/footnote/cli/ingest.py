@@ -59,11 +59,14 @@ def run_ingest(
     prune: bool,
     watch: bool,
     json_output: bool,
+    collection: str | None = None,
 ) -> None:
     from footnote.cli.progress import IngestProgress
 
     with IngestProgress(enabled=not json_output) as progress:
-        report = footnote.ingest(paths, progress.update, include=include, exclude=exclude, prune=prune)
+        report = footnote.ingest(
+            paths, progress.update, include=include, exclude=exclude, prune=prune, collection=collection
+        )
     if json_output:
         if watch:
             print_changes(report, json_output=True)
@@ -72,14 +75,19 @@ def run_ingest(
     else:
         print_report(report)
     if watch:
-        _watch(footnote, paths, include, exclude, json_output)
+        _watch(footnote, paths, include, exclude, json_output, collection)
         return
     if report.failed:
         raise typer.Exit(code=1 if report.count("failed") < len(report.files) else 2)
 
 
 def _watch(
-    footnote: Application, paths: list[Path], include: list[str], exclude: list[str], json_output: bool
+    footnote: Application,
+    paths: list[Path],
+    include: list[str],
+    exclude: list[str],
+    json_output: bool,
+    collection: str | None,
 ) -> None:
     from footnote.ingest.watch import follow
 
@@ -91,6 +99,11 @@ def _watch(
         output.errors.print(f"[dim]watching {escape(names)} for changes; Ctrl-C stops[/]")
     stop = threading.Event()
     try:
-        follow(footnote.ingestor(include, exclude), folders, lambda r: print_changes(r, json_output), stop)
+        follow(
+            footnote.ingestor(include, exclude, collection),
+            folders,
+            lambda r: print_changes(r, json_output),
+            stop,
+        )
     except KeyboardInterrupt:
         stop.set()

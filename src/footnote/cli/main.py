@@ -15,6 +15,7 @@ from footnote import __version__
 from footnote.application import Application, create_app
 from footnote.cli import output
 from footnote.cli.bench import bench_app
+from footnote.cli.collections import collections_app, keys_app
 from footnote.cli.evaluate import eval_app
 from footnote.cli.mcp import mcp
 from footnote.cli.options import JsonOption
@@ -23,6 +24,7 @@ from footnote.cli.serve import serve
 from footnote.cli.store import store_app
 from footnote.cli.train import train_app
 from footnote.config import Settings
+from footnote.core.collections import check_collection
 from footnote.errors import FootnoteError
 from footnote.ingest.loaders import document_formats
 
@@ -39,6 +41,8 @@ app.add_typer(eval_app, name="eval")
 app.add_typer(bench_app, name="bench")
 app.add_typer(store_app, name="store")
 app.add_typer(train_app, name="train")
+app.add_typer(collections_app, name="collections")
+app.add_typer(keys_app, name="keys")
 app.command()(ppl)
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -90,6 +94,14 @@ def ingest(
     watch: Annotated[
         bool, typer.Option("--watch", help="After ingesting, follow the folders and apply changes.")
     ] = False,
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            "--collection",
+            "-c",
+            help="The collection they join (default: a document keeps its own; a new one joins 'default').",
+        ),
+    ] = None,
 ) -> None:
     """Add documents to the index; unchanged files are skipped."""
     from footnote.cli.ingest import run_ingest
@@ -102,6 +114,7 @@ def ingest(
         prune=prune,
         watch=watch,
         json_output=json_output,
+        collection=check_collection(collection) if collection is not None else None,
     )
 
 
@@ -155,13 +168,16 @@ def search(
     before: Annotated[
         str | None, typer.Option("--before", help="Only sources modified before this ISO date.")
     ] = None,
+    collections: Annotated[
+        list[str] | None, typer.Option("--collection", "-c", help="Only this collection (repeatable).")
+    ] = None,
 ) -> None:
     """Find passages by keyword and meaning (fused)."""
     from footnote.core.filters import build_filter
 
     if mode not in ("hybrid", "keyword", "dense"):
         raise FootnoteError(f"unknown --mode '{mode}'; use hybrid, keyword or dense")
-    filters = build_filter(include or (), exclude or (), formats or (), after, before)
+    filters = build_filter(include or (), exclude or (), formats or (), after, before, collections or ())
     hits = open_app().search(query, limit=limit, mode=mode, filters=filters)
     if json_output:
         rows = [{**asdict(hit), "heading_path": list(hit.heading_path)} for hit in hits]
@@ -175,9 +191,16 @@ def search(
 
 
 @docs_app.command("list")
-def docs_list(json_output: JsonOption = False) -> None:
+def docs_list(
+    json_output: JsonOption = False,
+    collections: Annotated[
+        list[str] | None, typer.Option("--collection", "-c", help="Only this collection (repeatable).")
+    ] = None,
+) -> None:
     """Show ingested documents."""
-    documents = open_app().documents()
+    documents = open_app().documents(
+        [check_collection(name) for name in collections] if collections else None
+    )
     if json_output:
         output.print_json([asdict(doc) for doc in documents])
     else:

@@ -127,7 +127,14 @@ def print_explained_hits(hits: list[SearchHit]) -> None:
 
 
 def print_documents(documents: list[DocumentRecord]) -> None:
-    table = Table("id", "title", "format", "chunks", "path")
+    table = Table("id", "title", "format", "chunks", "collection", "path")
     for doc in documents:
-        table.add_row(str(doc.id), escape(doc.title), doc.format, str(doc.chunk_count), escape(doc.path))
+        table.add_row(
+            str(doc.id),
+            escape(doc.title),
+            doc.format,
+            str(doc.chunk_count),
+            escape(doc.collection),
+            escape(doc.path),
+        )
     console.print(table)

@@ -1,10 +1,11 @@
 """Metadata filters applied inside both retrievers, so a filtered search still fills its list.
 
 Path globs are SQLite GLOB patterns (`*` also crosses `/`, case-sensitive) on the
-document path; a collection is a folder, so `/data/papers/*` selects it. The
+document path, so `/data/papers/*` selects a folder; `collections` selects documents by the
+collection they were ingested into (`footnote.core.collections`). The
 keyword side filters in SQL; the dense side gets a Chroma `where` on the chunk
-metadata stored at upsert (document_id, format, mtime), with path globs resolved
-to document ids by the catalog.
+metadata stored at upsert (document_id, format, mtime), with path globs and
+collections resolved to document ids by the catalog.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from footnote.core.collections import check_collection
 from footnote.core.formats import document_formats
 from footnote.errors import QueryError
 
@@ -26,11 +28,13 @@ class SearchFilter:
     formats: tuple[str, ...] = ()  # names from `document_formats()`; empty means any
     modified_after: float | None = None  # source mtime >= this (Unix seconds)
     modified_before: float | None = None  # source mtime < this
+    collections: tuple[str, ...] | None = None  # keep documents of these collections; None: any
 
     @property
     def active(self) -> bool:
         return bool(
-            self.include_paths
+            self.collections is not None
+            or self.include_paths
             or self.exclude_paths
             or self.formats
             or self.modified_after is not None
@@ -39,7 +43,9 @@ class SearchFilter:
 
     @property
     def filters_paths(self) -> bool:
-        return bool(self.include_paths or self.exclude_paths)
+        """Whether the filter needs the catalog to say which documents it lets through (the
+        vector index knows neither paths nor collections)."""
+        return bool(self.include_paths or self.exclude_paths or self.collections is not None)
 
     def sql(self, documents: str = "d", postgres: bool = False) -> tuple[str, list[object]]:
         """A WHERE fragment on the documents table aliased `documents`, and its parameters;
@@ -55,6 +61,10 @@ class SearchFilter:
         for pattern in self.exclude_paths:
             clauses.append(f"NOT {matches}")
             args.append(glob(pattern))
+        if self.collections is not None:
+            marks = ",".join([mark] * len(self.collections)) or "NULL"
+            clauses.append(f"{documents}.collection IN ({marks})")
+            args.extend(self.collections)
         if self.formats:
             clauses.append(f"{documents}.format IN ({','.join([mark] * len(self.formats))})")
             args.extend(self.formats)
@@ -123,6 +133,7 @@ def build_filter(
     formats: Sequence[str] = (),
     after: str | None = None,
     before: str | None = None,
+    collections: Sequence[str] = (),
 ) -> SearchFilter | None:
     """A SearchFilter from user-facing options (dates as ISO text), checked; None when nothing is set."""
     known = document_formats()
@@ -135,6 +146,7 @@ def build_filter(
         formats=tuple(dict.fromkeys(formats)),
         modified_after=parse_date(after, "--after") if after is not None else None,
         modified_before=parse_date(before, "--before") if before is not None else None,
+        collections=tuple(dict.fromkeys(map(check_collection, collections))) if collections else None,
     )
     after_s, before_s = search_filter.modified_after, search_filter.modified_before
     if after_s is not None and before_s is not None and after_s >= before_s:

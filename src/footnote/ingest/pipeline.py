@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from footnote.core.collections import DEFAULT_COLLECTION
 from footnote.core.document import Chunk, Document
 from footnote.errors import LoaderError
 from footnote.ingest import reconcile as index_state
@@ -34,7 +35,7 @@ from footnote.ingest.discovery import absolute, discover
 from footnote.ingest.loaders import load_document
 from footnote.ingest.report import FileOutcome, IngestReport, Progress, ProgressCallback, Status
 from footnote.models.base import Embedder
-from footnote.store.catalog import Catalog, DocumentEntry, PathClaims
+from footnote.store.catalog import Catalog, DocumentEntry, DocumentRecord, PathClaims
 from footnote.store.vectors import Metadata, VectorIndex
 
 # The smallest chunk budget left when a long title or heading path crowds the window.
@@ -91,8 +92,13 @@ class Ingestor:
         window_chunks: int = WINDOW_CHUNKS,
         max_text_chars: int = MAX_TEXT_CHARS,
         full_reconcile: bool = True,
+        collection: str | None = None,
     ) -> None:
         self.catalog = catalog
+        # The collection every document this ingestor stores joins; a file stored in another one
+        # moves here (stored again, as if changed). None: a stored file keeps its collection and
+        # a new one joins the default collection.
+        self.collection = collection
         self.vectors = vectors
         self.embedder = embedder
         self.max_tokens = max(_MIN_CHUNK_TOKENS, min(chunk_tokens, embedder.max_tokens))
@@ -227,7 +233,8 @@ class Ingestor:
             )
         content_hash = hashlib.sha256(data).hexdigest()
         existing = self.catalog.document_by_path(key)
-        if existing is not None and existing.content_hash == content_hash:
+        if self._unchanged(existing, content_hash):
+            assert existing is not None
             return FileOutcome(key, "unchanged", existing.chunk_count)
         try:
             document = load_document(path)
@@ -238,14 +245,27 @@ class Ingestor:
             limit = f"{self.max_text_chars / 1e6:.0f} million"
             return FileOutcome(key, "failed", error=f"text is {size}, over the {limit} limit; split the file")
         document.path = key
-        status: Status = "new" if existing is None else "changed"
-        return self._prepared(document, content_hash, len(data), stat.st_mtime, status)
+        return self._prepared(document, content_hash, len(data), stat.st_mtime, existing)
+
+    def _unchanged(self, existing: DocumentRecord | None, content_hash: str) -> bool:
+        return (
+            existing is not None
+            and existing.content_hash == content_hash
+            and existing.collection == self._collection_for(existing)
+        )
+
+    def _collection_for(self, existing: DocumentRecord | None) -> str:
+        if self.collection is not None:
+            return self.collection
+        return existing.collection if existing is not None else DEFAULT_COLLECTION
 
     def _prepared(
-        self, document: Document, content_hash: str, size: int, mtime: float, status: Status
+        self, document: Document, content_hash: str, size: int, mtime: float, existing: DocumentRecord | None
     ) -> _Parsed:
         chunks = self.chunk(document)
-        entry = DocumentEntry(document, content_hash, size, mtime, tuple(chunks))
+        collection = self._collection_for(existing)
+        entry = DocumentEntry(document, content_hash, size, mtime, tuple(chunks), collection)
+        status: Status = "new" if existing is None else "changed"
         return _Parsed(FileOutcome(document.path, status, len(chunks)), entry)
 
     def chunk(self, document: Document) -> list[Chunk]:
@@ -353,10 +373,10 @@ class Ingestor:
         content = f"{document.title}\n{document.text}".encode()
         content_hash = hashlib.sha256(content).hexdigest()
         existing = self.catalog.document_by_path(document.path)
-        if existing is not None and existing.content_hash == content_hash:
+        if self._unchanged(existing, content_hash):
+            assert existing is not None
             return FileOutcome(document.path, "unchanged", existing.chunk_count)
-        status: Status = "new" if existing is None else "changed"
-        return self._prepared(document, content_hash, len(content), mtime, status)
+        return self._prepared(document, content_hash, len(content), mtime, existing)
 
     def embed_pending(self, progress: ProgressCallback | None = None) -> int:
         """Embed every chunk the vector index lacks; returns how many were embedded."""

@@ -24,11 +24,11 @@ from footnote.config import Settings
 from footnote.errors import OverloadedError
 from footnote.server.admission import AdmissionPool, DeadlinePool
 from footnote.server.errors import ERROR_RESPONSES, ApiError, install_error_handlers
-from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddleware
+from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddleware, ScopedKeys
 from footnote.server.mcp import http_route, mcp_server, serving_http
 from footnote.server.metrics import Metrics, MetricsMiddleware
 from footnote.server.request_class import objectives
-from footnote.server.routes import chat, completions, documents, health, models, search, web
+from footnote.server.routes import chat, collections, completions, documents, health, models, search, web
 from footnote.server.routes import settings as settings_route
 from footnote.server.schemas.chat import ChatCompletionChunk
 from footnote.server.scoring import ScoringHost
@@ -82,7 +82,7 @@ def create_server(settings: Settings | None = None, application: Application | N
         redoc_url=None,
     )
     server.state.footnote = state
-    for module in (chat, search, models, documents, completions):
+    for module in (chat, search, models, documents, collections, completions):
         server.include_router(module.router, responses=ERROR_RESPONSES)
     server.include_router(health.router)
     server.include_router(settings_route.router, responses=ERROR_RESPONSES)
@@ -98,7 +98,7 @@ def create_server(settings: Settings | None = None, application: Application | N
         upload_paths=UPLOAD_PATHS,
     )
     keys = [key.get_secret_value() for key in settings.api_keys]
-    server.add_middleware(ApiKeyMiddleware, keys=keys)
+    server.add_middleware(ApiKeyMiddleware, keys=keys, scoped=ScopedKeys(application))
     server.add_middleware(MetricsMiddleware, metrics=state.metrics)
     server.openapi = lambda: _openapi(server, secured=bool(keys))  # type: ignore[method-assign]
     return server

@@ -27,6 +27,7 @@ from footnote.server.answers import (
     SourcesReady,
     start_answer,
 )
+from footnote.server.sources import FilteredRetriever
 from footnote.server.state import ServerState
 
 Cached = tuple[SourcesReady, RunFinished]
@@ -97,7 +98,9 @@ def _condensed(state: ServerState, request: AnswerRequest) -> AnswerRequest:
     usage = TokenUsage()
     with state.models.generation_lock:
         app = state.models.generation()
-        engine = app.answer_engine(generation=request.generation)
+        # Searched as the answer will be: only in the collections the request may read.
+        retriever = FilteredRetriever(app.retriever(), request.source_filter)
+        engine = app.answer_engine(retriever=retriever, generation=request.generation)
         # the model that reads the question's language condenses it, as it will answer it
         language = engine.for_language(detect_language(request.question))
         standalone = language.condense(request.question, request.history, usage)

@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from footnote.errors import (
     FootnoteError,
+    ForbiddenError,
     LoaderError,
     ModelError,
     NotFoundError,
@@ -88,6 +89,7 @@ class ApiError(Exception):
 # The status of each error the core raises on purpose; the first that matches wins.
 STATUS_OF_ERROR: tuple[tuple[type[FootnoteError], int], ...] = (
     (NotFoundError, 404),
+    (ForbiddenError, 403),
     (UnsupportedFormatError, 415),
     (LoaderError, 422),
     (QueryError, 400),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -27,6 +28,8 @@ from starlette.types import Receive, Scope, Send
 from footnote import __version__
 from footnote.answer.engine import Answer
 from footnote.config import Settings
+from footnote.core.collections import EVERYTHING, Access
+from footnote.core.filters import SearchFilter
 from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError
 from footnote.server.answers import collect
@@ -37,7 +40,7 @@ from footnote.server.routes.chat import answer_request
 from footnote.server.schemas import Text
 from footnote.server.schemas.chat import ChatCompletionRequest, ChatMessage
 from footnote.server.sources import source_uri
-from footnote.server.state import ServerState
+from footnote.server.state import ACCESS_KEY, ServerState
 
 MCP_PATH = "/mcp"
 MAX_QUESTION_CHARS = 4000
@@ -95,6 +98,7 @@ class IndexedDocument(BaseModel):
     title: str
     path: str
     format: str
+    collection: str
     chunks: int
 
 
@@ -148,11 +152,38 @@ def passage(hit: SearchHit) -> Passage:
     )
 
 
-class FootnoteTools:
-    """The tools, bound to one server's state; each method is one MCP tool."""
+# The caller of the tool being run: its key's access (every collection over stdio). Set for each
+# request to `/mcp` from what `ApiKeyMiddleware` decided; a tool run without it refuses.
+CALLER: ContextVar[Access | None] = ContextVar("footnote_mcp_caller", default=None)
+CollectionsArgument = Annotated[
+    list[Annotated[str, Field(max_length=64)]] | None,
+    Field(description="the collections to use; every one the caller can read when absent", max_length=50),
+]
 
-    def __init__(self, state: ServerState) -> None:
+
+def caller(default: Access | None = None) -> Access:
+    """The access of the tool call's caller: the HTTP request's key, else `default` (the server's
+    own: every collection over stdio)."""
+    access = CALLER.get() or default
+    if access is None:
+        raise ToolError(
+            "the caller's access is unknown; call the tool through footnote serve or footnote mcp"
+        )
+    return access
+
+
+class FootnoteTools:
+    """The tools, bound to one server's state; each method is one MCP tool. `access` is what a
+    call without an HTTP request's key may read (None: nothing)."""
+
+    def __init__(self, state: ServerState, access: Access | None = None) -> None:
         self.state = state
+        self.access = access
+
+    def _readable(self, collections: list[str] | None) -> tuple[str, ...] | None:
+        """The collections a tool call may read, or a tool error naming one it cannot."""
+        with translated_errors():
+            return caller(self.access).readable(collections)
 
     async def ask(
         self,
@@ -164,13 +195,16 @@ class FootnoteTools:
                 max_length=MAX_HISTORY_TURNS,
             ),
         ] = None,
+        collections: CollectionsArgument = None,
     ) -> CheckedAnswer:
         """Answer a question from the indexed documents, every claim footnoted with a verbatim
         quote that was checked to support it; declines when the documents do not say."""
         messages = [ChatMessage(role=turn.role, content=turn.content) for turn in history or ()]
         messages.append(ChatMessage(role="user", content=required_text(question, "question", ASK_FIX)))
+        access = caller(self.access)
         with translated_errors():
-            request = answer_request(ChatCompletionRequest(messages=messages), self.state)
+            body = ChatCompletionRequest(messages=messages, collections=collections)
+            request = answer_request(body, self.state, access=access)
             run = await start_cached_answer(self.state, request)
             finished = await collect(run)
         return checked_answer(finished.answer)
@@ -179,22 +213,33 @@ class FootnoteTools:
         self,
         query: Annotated[Text, Field(description="keywords or a question")],
         limit: Annotated[int, Field(description=f"how many passages, 1 to {MAX_SEARCH_RESULTS}")] = 10,
+        collections: CollectionsArgument = None,
     ) -> SearchResults:
         """Find passages in the indexed documents by keyword and meaning, best first."""
         text, count = required_text(query, "query", SEARCH_FIX), search_limit(limit)
+        scope = self._readable(collections)
         with translated_errors():
-            hits = await self.state.run_work(self._search, text, count)
+            hits = await self.state.run_work(self._search, text, count, scope)
         return SearchResults(results=[passage(hit) for hit in hits])
 
-    def _search(self, query: str, limit: int) -> list[SearchHit]:
-        return self.state.models.retrieval().search(query, limit=limit)
+    def _search(self, query: str, limit: int, collections: tuple[str, ...] | None) -> list[SearchHit]:
+        filters = SearchFilter(collections=collections) if collections is not None else None
+        return self.state.models.retrieval().search(query, limit=limit, filters=filters)
 
-    async def list_documents(self) -> DocumentList:
-        """List the indexed documents: id, title, path, format and how many chunks each has."""
+    async def list_documents(self, collections: CollectionsArgument = None) -> DocumentList:
+        """List the indexed documents: id, title, path, format, collection and how many chunks each has."""
+        scope = self._readable(collections)
         with translated_errors():
-            records = await self.state.run_work(self.state.application.documents)
+            records = await self.state.run_work(self.state.application.documents, scope)
         documents = [
-            IndexedDocument(id=r.id, title=r.title, path=r.path, format=r.format, chunks=r.chunk_count)
+            IndexedDocument(
+                id=r.id,
+                title=r.title,
+                path=r.path,
+                format=r.format,
+                collection=r.collection,
+                chunks=r.chunk_count,
+            )
             for r in records
         ]
         return DocumentList(documents=documents)
@@ -210,10 +255,11 @@ def translated_errors() -> Iterator[None]:
         raise ToolError(str(exc)) from exc
 
 
-def mcp_server(state: ServerState) -> MCPServer:
-    """An MCP server with footnote's tools on `state`."""
+def mcp_server(state: ServerState, access: Access | None = None) -> MCPServer:
+    """An MCP server with footnote's tools on `state`; a call reads what its HTTP request's key
+    opens, or `access` when it came another way (stdio)."""
     server = MCPServer("footnote", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
-    tools = FootnoteTools(state)
+    tools = FootnoteTools(state, access)
     for tool in (tools.ask, tools.search, tools.list_documents):
         server.add_tool(tool, annotations=READ_ONLY, structured_output=True)
     return server
@@ -239,7 +285,11 @@ class _RunningSessions:
         self.server = server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await StreamableHTTPASGIApp(self.server.session_manager)(scope, receive, send)
+        token = CALLER.set(scope.get("state", {}).get(ACCESS_KEY))
+        try:
+            await StreamableHTTPASGIApp(self.server.session_manager)(scope, receive, send)
+        finally:
+            CALLER.reset(token)
 
 
 def http_route(server: MCPServer) -> Route:
@@ -269,4 +319,4 @@ def serve_stdio(state: ServerState) -> None:
     if state.settings.preload_models:
         threading.Thread(target=state.models.preload, name="footnote-preload", daemon=True).start()
     state.application.keep_keyword_index()
-    mcp_server(state).run("stdio")
+    mcp_server(state, EVERYTHING).run("stdio")  # whoever runs the process reads every collection

@@ -89,26 +89,36 @@ class SourceFilter:
     exclude: tuple[str, ...] = ()
     prefer: tuple[str, ...] = ()
     recency: str | None = None
+    # The collections the request may search (those it names that the caller can read); None: all.
+    collections: tuple[str, ...] | None = None
 
     @classmethod
     def parse(
-        cls, domains: Sequence[str] | None, recency: str | None = None, prefer: Sequence[str] | None = None
+        cls,
+        domains: Sequence[str] | None,
+        recency: str | None = None,
+        prefer: Sequence[str] | None = None,
+        collections: tuple[str, ...] | None = None,
     ) -> SourceFilter:
         entries = [entry.strip().lower() for entry in domains or () if entry.strip()]
         include = tuple(e for e in entries if not e.startswith("-"))
         exclude = tuple(e[1:].strip() for e in entries if e.startswith("-") and e[1:].strip())
         preferred = tuple(e.strip().lower() for e in prefer or () if e.strip())
-        return cls(include, exclude, preferred, recency)
+        return cls(include, exclude, preferred, recency, collections)
 
     @property
     def active(self) -> bool:
-        return bool(self.include or self.exclude or self.prefer or self.recency)
+        return bool(
+            self.include or self.exclude or self.prefer or self.recency or self.collections is not None
+        )
 
     def search_filter(self, now: float | None = None) -> SearchFilter | None:
-        """The part both retrievers apply themselves: the recency window on the source's mtime."""
-        if not self.recency:
+        """The part both retrievers apply themselves: the collections, and the recency window on
+        the source's mtime."""
+        if not self.recency and self.collections is None:
             return None
-        return SearchFilter(modified_after=(now or time.time()) - RECENCY_SECONDS[self.recency])
+        after = (now or time.time()) - RECENCY_SECONDS[self.recency] if self.recency else None
+        return SearchFilter(modified_after=after, collections=self.collections)
 
     def apply(self, hits: list[SearchHit]) -> list[SearchHit]:
         """Domain and path entries, applied to the hits (URL hosts are not in the indexes)."""

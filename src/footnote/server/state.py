@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 
 from footnote.application import Application
 from footnote.config import Settings
+from footnote.core.collections import EVERYTHING, Access
 from footnote.errors import FootnoteError, StoreUnavailable
 from footnote.server.admission import AdmissionPool, DeadlinePool
 from footnote.server.errors import ApiError
@@ -22,6 +23,8 @@ from footnote.server.metrics import Metrics
 from footnote.server.scoring import ScoringHost
 
 LoadState = Literal["idle", "loading", "ready", "failed"]
+# Where `ApiKeyMiddleware` leaves the caller's `Access` in the request's scope state.
+ACCESS_KEY = "footnote_access"
 T = TypeVar("T")
 
 
@@ -129,4 +132,11 @@ def server_state(request: Request) -> ServerState:
     return state
 
 
+def caller_access(request: Request) -> Access:
+    """What the request's key opens (`ApiKeyMiddleware` decides it for every request)."""
+    access: Access = request.scope.get("state", {}).get(ACCESS_KEY, EVERYTHING)
+    return access
+
+
 State = Annotated[ServerState, Depends(server_state)]
+Caller = Annotated[Access, Depends(caller_access)]

@@ -7,14 +7,19 @@ import uuid
 from pathlib import Path
 from typing import BinaryIO
 
+from footnote.core.collections import DEFAULT_COLLECTION, check_collection
 from footnote.ingest.loaders import SUPPORTED_SUFFIXES
 from footnote.server.errors import ApiError
 
 COPY_BLOCK = 1 << 20
 
 
-def upload_folder(home: Path) -> Path:
+def upload_folder(home: Path, collection: str | None = None) -> Path:
+    """Where uploads are kept: `uploads/` for the default collection (and, without
+    `collection`, the folder that holds every upload), `uploads/collections/NAME/` for others."""
     folder = home / "uploads"
+    if collection is not None and collection != DEFAULT_COLLECTION:
+        folder = folder / "collections" / check_collection(collection)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from footnote.core.cjk import index_grams, without_cjk
+from footnote.core.collections import DEFAULT_COLLECTION
 from footnote.core.document import Chunk, Document, embedding_text
 from footnote.core.filters import SearchFilter
 from footnote.core.span import Span, Spanned
@@ -39,6 +40,7 @@ class DocumentRecord:
     size: int
     mtime: float
     ingested_at: float
+    collection: str = DEFAULT_COLLECTION
     chunk_count: int = 0
 
 
@@ -51,9 +53,10 @@ class DocumentEntry:
     size: int
     mtime: float
     chunks: tuple[Chunk, ...]
+    collection: str = DEFAULT_COLLECTION
 
     # The `documents` table's columns, in the order `row` gives their values.
-    COLUMNS = "path, content_hash, format, title, url, size, mtime, text, ingested_at"
+    COLUMNS = "path, content_hash, format, title, url, size, mtime, text, ingested_at, collection"
 
     def row(self, ingested_at: float) -> tuple[object, ...]:
         """The values of `COLUMNS` for this entry, stored at `ingested_at` (seconds since the epoch)."""
@@ -68,6 +71,7 @@ class DocumentEntry:
             self.mtime,
             d.text,
             ingested_at,
+            self.collection,
         )
 
 
@@ -94,6 +98,27 @@ class ChunkRecord(Spanned):
 
 
 @dataclass(frozen=True)
+class CollectionRecord:
+    """A collection with how many documents and chunks it holds."""
+
+    name: str
+    documents: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """A scoped API key as the catalog keeps it: its name, the SHA-256 of the key (never the
+    key itself), and the collections it reads and writes."""
+
+    name: str
+    key_hash: str
+    read: tuple[str, ...]
+    write: tuple[str, ...]
+    created_at: float
+
+
+@dataclass(frozen=True)
 class ChunkChanges:
     """Chunks added and removed between two generations of the catalog."""
 
@@ -110,11 +135,36 @@ BM25_COLUMN_WEIGHTS = (1.0, 0.5, 1.0, 1.0)
 
 # --- SQL that both dialects share ------------------------------------------------------------
 
-DOCUMENT_COLUMNS = "d.id, d.path, d.content_hash, d.format, d.title, d.url, d.size, d.mtime, d.ingested_at"
+DOCUMENT_COLUMNS = (
+    "d.id, d.path, d.content_hash, d.format, d.title, d.url, d.size, d.mtime, d.ingested_at, d.collection"
+)
 CHUNK_COLUMNS = (
     'c.id, c.document_id, c.ordinal, c.text, c.start, c."end", c.page, c.heading_path, c.token_count, '
     "d.path, d.title, d.url, d.format, d.mtime, c.language"
 )
+
+
+COLLECTIONS_QUERY = (
+    "SELECT d.collection, COUNT(DISTINCT d.id), COUNT(c.id) FROM documents d "
+    "LEFT JOIN chunks c ON c.document_id = d.id GROUP BY d.collection ORDER BY d.collection"
+)
+# The `api_keys` table's columns; `read` and `write` hold JSON lists of collection names.
+KEY_COLUMNS = 'name, key_hash, "read", "write", created_at'
+
+
+def key_row(key: KeyRecord) -> tuple[object, ...]:
+    return (key.name, key.key_hash, json.dumps(list(key.read)), json.dumps(list(key.write)), key.created_at)
+
+
+def key_record(row: Sequence[object]) -> KeyRecord:
+    name, key_hash, read, write, created_at = row
+    return KeyRecord(
+        str(name),
+        str(key_hash),
+        tuple(json.loads(str(read))),
+        tuple(json.loads(str(write))),
+        float(created_at),  # type: ignore[arg-type]
+    )
 
 
 def chunk_record(row: Sequence[object]) -> ChunkRecord:
@@ -124,13 +174,19 @@ def chunk_record(row: Sequence[object]) -> ChunkRecord:
     return ChunkRecord(chunk_id, document_id, ordinal, text, span, token_count, *rest)  # type: ignore[arg-type]
 
 
-def documents_query(document_id: int | None, path: str | None, mark: str) -> tuple[str, list[object]]:
+def documents_query(
+    document_id: int | None, path: str | None, mark: str, collections: Sequence[str] | None = None
+) -> tuple[str, list[object]]:
     """The query behind `Catalog.find_documents`, with `mark` as the dialect's placeholder."""
-    where, args = "", list[object]()
+    clauses, args = list[str](), list[object]()
     if document_id is not None:
-        where, args = f"WHERE d.id = {mark}", [document_id]
+        clauses, args = [f"d.id = {mark}"], [document_id]
     elif path is not None:
-        where, args = f"WHERE d.path = {mark}", [path]
+        clauses, args = [f"d.path = {mark}"], [path]
+    if collections is not None:
+        clauses.append(f"d.collection IN ({','.join([mark] * len(collections)) or 'NULL'})")
+        args.extend(collections)
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     query = (
         f"SELECT {DOCUMENT_COLUMNS}, (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) "
         f"FROM documents d {where} ORDER BY d.path"
@@ -213,8 +269,14 @@ class Catalog(ABC):
     # --- documents -------------------------------------------------------------------------
 
     @abstractmethod
-    def find_documents(self, document_id: int | None = None, path: str | None = None) -> list[DocumentRecord]:
-        """The document with `document_id` or at `path` (every document when neither), by path."""
+    def find_documents(
+        self,
+        document_id: int | None = None,
+        path: str | None = None,
+        collections: Sequence[str] | None = None,
+    ) -> list[DocumentRecord]:
+        """The document with `document_id` or at `path` (every document when neither), by path;
+        only those in `collections` when it is given."""
 
     def document_by_path(self, path: str) -> DocumentRecord | None:
         rows = self.find_documents(path=path)
@@ -224,8 +286,29 @@ class Catalog(ABC):
         rows = self.find_documents(document_id=document_id)
         return rows[0] if rows else None
 
-    def list_documents(self) -> list[DocumentRecord]:
-        return self.find_documents()
+    def list_documents(self, collections: Sequence[str] | None = None) -> list[DocumentRecord]:
+        return self.find_documents(collections=collections)
+
+    @abstractmethod
+    def collections(self) -> list[CollectionRecord]:
+        """Every collection that holds a document, by name."""
+
+    # --- scoped API keys -------------------------------------------------------------------
+
+    @abstractmethod
+    def add_key(self, key: KeyRecord) -> None:
+        """Store a new key; a StoreError when its name is taken."""
+
+    @abstractmethod
+    def keys(self) -> list[KeyRecord]:
+        """Every stored key, by name."""
+
+    @abstractmethod
+    def key_by_hash(self, key_hash: str) -> KeyRecord | None: ...
+
+    @abstractmethod
+    def revoke_key(self, name: str) -> bool:
+        """Delete the key called `name`; False when there is none."""
 
     @abstractmethod
     def document_text(self, document_id: int) -> str: ...

@@ -104,6 +104,21 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         """
         + _fill_keyword_index("footnote_without_cjk"),
     ),
+    (
+        5,
+        "each document's collection; scoped API keys, stored by their hash",
+        """
+        ALTER TABLE documents ADD COLUMN collection TEXT NOT NULL DEFAULT 'default';
+        CREATE INDEX documents_collection ON documents (collection);
+        CREATE TABLE api_keys (
+            name TEXT PRIMARY KEY,
+            key_hash TEXT NOT NULL UNIQUE,
+            "read" TEXT NOT NULL,
+            "write" TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        """,
+    ),
 ]
 
 

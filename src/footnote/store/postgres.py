@@ -29,15 +29,21 @@ from footnote.core.language import detect_language
 from footnote.errors import StoreError, StoreUnavailable
 from footnote.store.catalog import (
     CHUNK_COLUMNS,
+    COLLECTIONS_QUERY,
+    KEY_COLUMNS,
     Catalog,
     ChunkChanges,
     ChunkRecord,
+    CollectionRecord,
     DocumentEntry,
     DocumentRecord,
+    KeyRecord,
     PathClaims,
     WriteVectors,
     chunk_record,
     documents_query,
+    key_record,
+    key_row,
 )
 from footnote.store.postgres_claims import AdvisoryPathClaims
 from footnote.store.postgres_schema import (
@@ -68,7 +74,7 @@ PRUNE_EVERY = 100
 _CHUNK_FIELDS = (
     'id, document_id, ordinal, text, start, "end", page, heading_path, token_count, embedded, language'
 )
-_DOCUMENT_FIELDS = "id, path, content_hash, format, title, url, size, mtime, text, ingested_at"
+_DOCUMENT_FIELDS = "id, path, content_hash, format, title, url, size, mtime, text, ingested_at, collection"
 _CHUNKS_JOINED = f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id"
 
 
@@ -182,9 +188,41 @@ class PostgresCatalog(Catalog):
 
     # --- documents -------------------------------------------------------------------------
 
-    def find_documents(self, document_id: int | None = None, path: str | None = None) -> list[DocumentRecord]:
-        query, args = documents_query(document_id, path, "%s")
+    def find_documents(
+        self,
+        document_id: int | None = None,
+        path: str | None = None,
+        collections: Sequence[str] | None = None,
+    ) -> list[DocumentRecord]:
+        query, args = documents_query(document_id, path, "%s", collections)
         return [DocumentRecord(*row) for row in self._rows(query, args)]
+
+    def collections(self) -> list[CollectionRecord]:
+        return [CollectionRecord(str(n), int(d), int(c)) for n, d, c in self._rows(COLLECTIONS_QUERY)]
+
+    # --- scoped API keys -------------------------------------------------------------------
+
+    def add_key(self, key: KeyRecord) -> None:
+        try:
+            with self._connection() as connection:
+                connection.execute(
+                    f"INSERT INTO api_keys ({KEY_COLUMNS}) VALUES (%s, %s, %s, %s, %s)", key_row(key)
+                )
+        except psycopg.errors.UniqueViolation:
+            raise StoreError(
+                f"a key named {key.name!r} exists; revoke it first or choose another name"
+            ) from None
+
+    def keys(self) -> list[KeyRecord]:
+        return [key_record(row) for row in self._rows(f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY name")]
+
+    def key_by_hash(self, key_hash: str) -> KeyRecord | None:
+        rows = self._rows(f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = %s", (key_hash,))
+        return key_record(rows[0]) if rows else None
+
+    def revoke_key(self, name: str) -> bool:
+        with self._connection() as connection:
+            return connection.execute("DELETE FROM api_keys WHERE name = %s", (name,)).rowcount > 0
 
     def document_text(self, document_id: int) -> str:
         rows = self._rows("SELECT text FROM documents WHERE id = %s", (document_id,))
@@ -284,7 +322,19 @@ class PostgresCatalog(Catalog):
         """Store (record, text, chunks) of another catalog under their own ids, in one transaction;
         `embedded` says which chunks have their vectors in the shared index."""
         document_rows = [
-            (d.id, d.path, d.content_hash, d.format, d.title, d.url, d.size, d.mtime, text, d.ingested_at)
+            (
+                d.id,
+                d.path,
+                d.content_hash,
+                d.format,
+                d.title,
+                d.url,
+                d.size,
+                d.mtime,
+                text,
+                d.ingested_at,
+                d.collection,
+            )
             for d, text, _ in documents
         ]
         chunks = [c for _, _, document_chunks in documents for c in document_chunks]
@@ -312,7 +362,7 @@ class PostgresCatalog(Catalog):
 def _insert_document(connection: psycopg.Connection, entry: DocumentEntry) -> int:
     row = connection.execute(
         f"INSERT INTO documents ({DocumentEntry.COLUMNS}) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
         entry.row(time.time()),
     ).fetchone()
     assert row is not None

@@ -82,6 +82,21 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE chunk_generation ADD COLUMN pruned_through BIGINT NOT NULL DEFAULT 0;
         """,
     ),
+    (
+        3,
+        "each document's collection; scoped API keys, stored by their hash",
+        """
+        ALTER TABLE documents ADD COLUMN collection TEXT NOT NULL DEFAULT 'default';
+        CREATE INDEX documents_collection ON documents (collection);
+        CREATE TABLE api_keys (
+            name TEXT PRIMARY KEY,
+            key_hash TEXT NOT NULL UNIQUE,
+            "read" TEXT NOT NULL,
+            "write" TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL
+        );
+        """,
+    ),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

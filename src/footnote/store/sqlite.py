@@ -20,13 +20,19 @@ from footnote.errors import StoreError
 from footnote.store.catalog import (
     BM25_COLUMN_WEIGHTS,
     CHUNK_COLUMNS,
+    COLLECTIONS_QUERY,
+    KEY_COLUMNS,
     Catalog,
     ChunkRecord,
+    CollectionRecord,
     DocumentEntry,
     DocumentRecord,
+    KeyRecord,
     WriteVectors,
     chunk_record,
     documents_query,
+    key_record,
+    key_row,
     keyword_columns,
 )
 from footnote.store.migrations import migrate
@@ -85,11 +91,47 @@ class SqliteCatalog(Catalog):
 
     # --- documents -------------------------------------------------------------------------
 
-    def find_documents(self, document_id: int | None = None, path: str | None = None) -> list[DocumentRecord]:
-        query, args = documents_query(document_id, path, "?")
+    def find_documents(
+        self,
+        document_id: int | None = None,
+        path: str | None = None,
+        collections: Sequence[str] | None = None,
+    ) -> list[DocumentRecord]:
+        query, args = documents_query(document_id, path, "?", collections)
         with self._lock:
             rows = self._db.execute(query, args).fetchall()
         return [DocumentRecord(*row) for row in rows]
+
+    def collections(self) -> list[CollectionRecord]:
+        with self._lock:
+            return [CollectionRecord(*row) for row in self._db.execute(COLLECTIONS_QUERY)]
+
+    # --- scoped API keys -------------------------------------------------------------------
+
+    def add_key(self, key: KeyRecord) -> None:
+        try:
+            with self._transaction() as db:
+                db.execute(f"INSERT INTO api_keys ({KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?)", key_row(key))
+        except sqlite3.IntegrityError:
+            raise StoreError(
+                f"a key named {key.name!r} exists; revoke it first or choose another name"
+            ) from None
+
+    def keys(self) -> list[KeyRecord]:
+        with self._lock:
+            rows = self._db.execute(f"SELECT {KEY_COLUMNS} FROM api_keys ORDER BY name").fetchall()
+        return [key_record(row) for row in rows]
+
+    def key_by_hash(self, key_hash: str) -> KeyRecord | None:
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_hash = ?", (key_hash,)
+            ).fetchone()
+        return key_record(row) if row is not None else None
+
+    def revoke_key(self, name: str) -> bool:
+        with self._transaction() as db:
+            return db.execute("DELETE FROM api_keys WHERE name = ?", (name,)).rowcount > 0
 
     def document_text(self, document_id: int) -> str:
         with self._lock:
@@ -124,7 +166,7 @@ class SqliteCatalog(Catalog):
             self._delete_chunks(db, old[0])
             db.execute("DELETE FROM documents WHERE id = ?", (old[0],))
         cursor = db.execute(
-            f"INSERT INTO documents ({DocumentEntry.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO documents ({DocumentEntry.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             entry.row(time.time()),
         )
         document_id = int(cursor.lastrowid or 0)

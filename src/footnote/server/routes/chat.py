@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from starlette.responses import Response
 
 from footnote.answer.engine import SentenceEvent
+from footnote.core.collections import EVERYTHING, Access
 from footnote.errors import FootnoteError
 from footnote.models.base import GenerationParams, Message
 from footnote.server.answers import (
@@ -49,7 +50,7 @@ from footnote.server.schemas.chat import (
     Usage,
 )
 from footnote.server.sources import SourceFilter
-from footnote.server.state import ServerState, State
+from footnote.server.state import Caller, ServerState, State
 
 log = logging.getLogger("footnote.server")
 router = APIRouter(tags=["chat"])
@@ -149,7 +150,10 @@ def conversation(messages: Sequence[ChatMessage]) -> tuple[str, tuple[Message, .
 
 
 def answer_request(
-    body: ChatCompletionRequest, state: ServerState, request_class: RequestClass = "api"
+    body: ChatCompletionRequest,
+    state: ServerState,
+    request_class: RequestClass = "api",
+    access: Access = EVERYTHING,
 ) -> AnswerRequest:
     question, history, instruction = conversation(body.messages)
     settings = state.settings
@@ -163,7 +167,9 @@ def answer_request(
         deadline=time.monotonic() + settings.request_timeout,
         priority=body.priority or 0,
     )
-    source_filter = SourceFilter.parse(body.search_domain_filter, body.search_recency_filter)
+    source_filter = SourceFilter.parse(
+        body.search_domain_filter, body.search_recency_filter, collections=access.readable(body.collections)
+    )
     related = body.return_related_questions or settings.related_questions
     return AnswerRequest(
         question,
@@ -179,11 +185,11 @@ def answer_request(
 
 @router.post("/v1/chat/completions", response_model=ChatCompletion, responses=STREAM_RESPONSE)
 async def chat_completions(
-    body: ChatCompletionRequest, state: State, request_class: ClassHeader = "api"
+    body: ChatCompletionRequest, state: State, access: Caller, request_class: ClassHeader = "api"
 ) -> Response | ChatCompletion:
     """Answer the last user message from the documents, with checked citations; earlier turns
     make a follow-up stand alone for retrieval and are shown to the model."""
-    request = answer_request(body, state, request_class)
+    request = answer_request(body, state, request_class, access)
     reply = ChatReply(
         id=f"chatcmpl-{uuid.uuid4().hex}",
         created=int(time.time()),

@@ -20,7 +20,7 @@ from footnote.server.schemas.search import (
     SimpleQueryRequest,
 )
 from footnote.server.sources import FilteredRetriever, SourceFilter, describe_sources, source_uri
-from footnote.server.state import ServerState, State
+from footnote.server.state import Caller, ServerState, State
 
 router = APIRouter(tags=["search"])
 CHARS_PER_TOKEN = 4
@@ -36,10 +36,12 @@ def _search_all(
 
 
 @router.post("/v1/search", response_model=SearchResponse)
-async def search(body: SearchRequest, state: State) -> SearchResponse:
+async def search(body: SearchRequest, state: State, access: Caller) -> SearchResponse:
     """Ranked passages from the documents, in the Perplexity Search API shape."""
     queries = [body.query] if isinstance(body.query, str) else body.query
-    source_filter = SourceFilter.parse(body.search_domain_filter, body.search_recency_filter)
+    source_filter = SourceFilter.parse(
+        body.search_domain_filter, body.search_recency_filter, collections=access.readable(body.collections)
+    )
     snippet_chars = body.max_tokens_per_page * CHARS_PER_TOKEN
     results = await state.run_work(
         _search_all, state, queries, body.max_results, source_filter, snippet_chars
@@ -72,19 +74,22 @@ async def _answer(
 
 
 @router.post("/v1/query", response_model=QueryResponse)
-async def query(body: QueryRequest, state: State, request_class: ClassHeader = "api") -> QueryResponse:
+async def query(
+    body: QueryRequest, state: State, access: Caller, request_class: ClassHeader = "api"
+) -> QueryResponse:
     """Answer a question in one call; `source_preference` puts matching sources first."""
     preference = (
         [body.source_preference] if isinstance(body.source_preference, str) else body.source_preference
     )
-    source_filter = SourceFilter.parse(None, prefer=preference)
+    source_filter = SourceFilter.parse(None, prefer=preference, collections=access.readable(body.collections))
     return await _answer(state, body.query, state.settings.top_k, source_filter, request_class)
 
 
 @router.post("/query", response_model=QueryResponse)
 async def simple_query(
-    body: SimpleQueryRequest, state: State, request_class: ClassHeader = "api"
+    body: SimpleQueryRequest, state: State, access: Caller, request_class: ClassHeader = "api"
 ) -> QueryResponse:
     """Answer a question in one call (the `{q}` shape some tools send)."""
     top_k = body.max_results or state.settings.top_k
-    return await _answer(state, body.q, top_k, SourceFilter(), request_class)
+    source_filter = SourceFilter(collections=access.readable(body.collections))
+    return await _answer(state, body.q, top_k, source_filter, request_class)

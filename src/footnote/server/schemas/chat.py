@@ -17,6 +17,16 @@ FinishReason = Literal["stop", "length"]
 MAX_DOMAIN_FILTERS = 20
 StopText = Annotated[Text, Field(max_length=256)]
 DomainEntry = Annotated[str, Field(max_length=253)]
+CollectionName = Annotated[str, Field(min_length=1, max_length=64)]
+MAX_COLLECTIONS = 50
+Collections = Annotated[
+    list[CollectionName] | None,
+    Field(
+        None,
+        max_length=MAX_COLLECTIONS,
+        description="footnote: the collections to answer from; every one the key can read when absent",
+    ),
+]
 
 
 class ContentPart(BaseModel):
@@ -70,6 +80,7 @@ class ChatCompletionRequest(BaseModel):
         description="domains or file-path pieces to include; prefix `-` to exclude",
     )
     search_recency_filter: Recency | None = None
+    collections: Collections = None
     return_related_questions: bool = Field(
         False, description="suggest up to 5 follow-up questions grounded in the cited sources"
     )

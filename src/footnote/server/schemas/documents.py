@@ -19,6 +19,7 @@ class Document(BaseModel):
     ingested_at: float
     chunk_count: int
     content_hash: str
+    collection: str
 
 
 class UploadedDocument(Document):
@@ -50,6 +51,25 @@ class FileReport(BaseModel):
     status: str
     chunks: int
     error: str | None
+
+
+class Collection(BaseModel):
+    name: str
+    object: Literal["collection"] = "collection"
+    documents: int
+    chunks: int
+    writable: bool = Field(description="whether the caller's key may upload to it and delete from it")
+
+
+class CollectionList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[Collection]
+
+
+class DeletedCollection(BaseModel):
+    name: str
+    object: Literal["collection.deleted"] = "collection.deleted"
+    documents: int
 
 
 class ReindexReport(BaseModel):

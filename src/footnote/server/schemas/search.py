@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from footnote.server.schemas import Text
-from footnote.server.schemas.chat import MAX_DOMAIN_FILTERS, DomainEntry, Recency, SearchResult
+from footnote.server.schemas.chat import MAX_DOMAIN_FILTERS, Collections, DomainEntry, Recency, SearchResult
 
 QueryText = Annotated[Text, Field(min_length=1, max_length=4000)]
 PreferenceEntry = Annotated[str, Field(max_length=253)]
@@ -26,6 +26,7 @@ class SearchRequest(BaseModel):
     )
     search_domain_filter: list[DomainEntry] | None = Field(None, max_length=MAX_DOMAIN_FILTERS)
     search_recency_filter: Recency | None = None
+    collections: Collections = None
 
 
 class SearchResponse(BaseModel):
@@ -40,6 +41,7 @@ class QueryRequest(BaseModel):
     source_preference: PreferenceEntry | Annotated[list[PreferenceEntry], Field(max_length=20)] | None = (
         Field(None, description="domains or file-path pieces whose sources are offered to the model first")
     )
+    collections: Collections = None
 
 
 class SimpleQueryRequest(BaseModel):
@@ -48,6 +50,7 @@ class SimpleQueryRequest(BaseModel):
     q: QueryText
     model: str | None = Field(None, max_length=256, description="accepted and ignored: one LLM is served")
     max_results: int | None = Field(None, ge=1, le=20, description="sources offered to the model")
+    collections: Collections = None
 
 
 class QuerySource(BaseModel):
