@@ -95,3 +95,12 @@ def test_a_caller_reads_only_its_collections_and_names_none_it_cannot() -> None:
     assert parse_collections(" a, b ,a,") == ("a", "b")
     with pytest.raises(QueryError, match="1 to 64 letters"):
         parse_collections("ok,not ok")
+
+
+def test_an_answer_engine_for_some_collections_searches_only_them(tmp_path: Path) -> None:
+    app = _app(tmp_path)
+    app.ingest([_folder(tmp_path / "a", "ice.txt", "Glacier ice moves under its weight.\n")], collection="a")
+    app.ingest([_folder(tmp_path / "b", "ice2.txt", "Glacier ice is dense and blue.\n")], collection="b")
+    engine = app.answer_engine(collections=("b",))
+    hits = engine.retriever.search("glacier ice", engine.policy.retrieval)
+    assert [Path(hit.path).name for hit in hits] == ["ice2.txt"]

@@ -129,17 +129,22 @@ class Application:
         retriever: HybridRetriever | None = None,
         top_k: int | None = None,
         generation: GenerationParams | None = None,
+        collections: Sequence[str] | None = None,
     ) -> AnswerEngine:
         """The engine with these settings (a request may bring its own retriever, depth and
-        generation); related questions when asked here or by the settings."""
+        generation, and answer from some `collections` only); related questions when asked here
+        or by the settings."""
         s = self.settings
+        retrieval = self.retrieval_params(top_k or s.top_k)
+        if collections is not None:
+            retrieval = replace(retrieval, filters=SearchFilter(collections=tuple(collections)))
         return AnswerEngine(
             retriever or self.retriever(),
             self.generator,
             SupportModels(self.embedder, self.judge, self.models.reader if s.reader != "sources" else None),
             AnswerPolicy.from_settings(
                 s,
-                self.retrieval_params(top_k or s.top_k),
+                retrieval,
                 generation,
                 related_questions=related_questions,
                 judged=self.judge is not None,

@@ -22,16 +22,19 @@ def stream_answer(
     history: Sequence[Message],
     json_output: bool = False,
     related: bool = False,
+    collections: Sequence[str] | None = None,
 ) -> str:
     """Answer `question` after `history`, printing sentences as they are checked; returns the answer text.
 
-    With `related` (or the `related_questions` setting) follow-up questions are suggested after it.
+    With `related` (or the `related_questions` setting) follow-up questions are suggested after it;
+    with `collections`, only those collections' documents are searched.
     """
     from footnote.answer.engine import DoneEvent, SentenceEvent
 
     answer = None
     printer = output.SentencePrinter()
-    for event in footnote.answer_engine(related).stream(question, history=list(history)):
+    engine = footnote.answer_engine(related, collections=collections)
+    for event in engine.stream(question, history=list(history)):
         if isinstance(event, SentenceEvent) and not json_output:
             printer.print(event.sentence)
         elif isinstance(event, DoneEvent):
@@ -48,7 +51,9 @@ def stream_answer(
     return answer.text
 
 
-def run_chat(open_app: Callable[[], Application], history_file: Path | None) -> None:
+def run_chat(
+    open_app: Callable[[], Application], history_file: Path | None, collections: Sequence[str] | None = None
+) -> None:
     """The session: questions read from the terminal until an empty line or an exit word, each
     answered after the turns before it; the application is opened once (`open_app`), after the
     greeting, so the models load once for the whole session."""
@@ -66,7 +71,7 @@ def run_chat(open_app: Callable[[], Application], history_file: Path | None) -> 
                 return
             if not question or question.lower() in EXIT_WORDS:
                 return
-            text = stream_answer(footnote, question, history)
+            text = stream_answer(footnote, question, history, collections=collections)
             history += [Message("user", question), Message("assistant", text)]
     finally:
         footnote.close()

@@ -73,8 +73,18 @@ def main(
         logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
+CollectionsOption = Annotated[
+    list[str] | None, typer.Option("--collection", "-c", help="Only this collection (repeatable).")
+]
+
+
 def open_app() -> Application:
     return create_app(Settings())
+
+
+def _collections(names: list[str] | None) -> tuple[str, ...] | None:
+    """The collections named by --collection, checked; None when none is named (every one)."""
+    return tuple(dict.fromkeys(check_collection(name) for name in names)) if names else None
 
 
 @app.command()
@@ -130,6 +140,7 @@ def ask(
         bool,
         typer.Option("--related", help="Suggest follow-up questions the sources answer (more model calls)."),
     ] = False,
+    collections: CollectionsOption = None,
 ) -> None:
     """Answer a question with footnotes checked against the sources."""
     from footnote.answer.history import read_history
@@ -138,7 +149,7 @@ def ask(
     history = read_history(history_file) if history_file else []
     footnote = open_app()
     try:
-        stream_answer(footnote, question, history, json_output, related)
+        stream_answer(footnote, question, history, json_output, related, _collections(collections))
     finally:
         footnote.close()
 
@@ -168,9 +179,7 @@ def search(
     before: Annotated[
         str | None, typer.Option("--before", help="Only sources modified before this ISO date.")
     ] = None,
-    collections: Annotated[
-        list[str] | None, typer.Option("--collection", "-c", help="Only this collection (repeatable).")
-    ] = None,
+    collections: CollectionsOption = None,
 ) -> None:
     """Find passages by keyword and meaning (fused)."""
     from footnote.core.filters import build_filter
@@ -193,14 +202,10 @@ def search(
 @docs_app.command("list")
 def docs_list(
     json_output: JsonOption = False,
-    collections: Annotated[
-        list[str] | None, typer.Option("--collection", "-c", help="Only this collection (repeatable).")
-    ] = None,
+    collections: CollectionsOption = None,
 ) -> None:
     """Show ingested documents."""
-    documents = open_app().documents(
-        [check_collection(name) for name in collections] if collections else None
-    )
+    documents = open_app().documents(_collections(collections))
     if json_output:
         output.print_json([asdict(doc) for doc in documents])
     else:
@@ -272,13 +277,14 @@ def chat(
     history_file: Annotated[
         Path | None, typer.Option("--history", help="Start from this JSON list of {role, content} messages.")
     ] = None,
+    collections: CollectionsOption = None,
 ) -> None:
     """Talk with your documents: follow-up questions keep the last few turns as context.
 
     The models are loaded once, for the whole session."""
     from footnote.cli.chat import run_chat
 
-    run_chat(open_app, history_file)
+    run_chat(open_app, history_file, _collections(collections))
 
 
 def run() -> None:
