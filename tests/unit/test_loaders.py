@@ -8,7 +8,7 @@ import pytest
 
 from footnote.core.document import Document
 from footnote.errors import LoaderError, UnsupportedFormatError
-from footnote.ingest.loaders import SUPPORTED_SUFFIXES, load_document
+from footnote.ingest.loaders import SUPPORTED_SUFFIXES, LoadOptions, load_document
 from tests.corpus import write_sample_pdf
 
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "examples" / "sample"
@@ -426,10 +426,11 @@ def test_truncated_pdf_is_reported_as_corrupt(tmp_path: Path) -> None:
     )
 
 
-def test_pdf_without_text_layer_is_refused(tmp_path: Path) -> None:
+def test_pdf_without_text_layer_is_refused_when_ocr_is_off(tmp_path: Path) -> None:
+    # With OCR on, scanned pages are read (tests/unit/test_pdf_ocr.py).
     path = write_sample_pdf(tmp_path / "scan.pdf", [[], []])
     with pytest.raises(LoaderError) as caught:
-        load_document(path)
+        load_document(path, LoadOptions(ocr="off"))
     assert caught.value.problem == "PDF has no text layer (scanned images?); run OCR first, e.g. ocrmypdf"
 
 

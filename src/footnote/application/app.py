@@ -25,6 +25,7 @@ from footnote.core.collections import Access, check_collection
 from footnote.core.filters import SearchFilter
 from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError, NotFoundError
+from footnote.ingest.loaders import LoadOptions
 from footnote.ingest.pipeline import Ingestor
 from footnote.ingest.report import IngestReport, ProgressCallback
 from footnote.models.base import Embedder, GenerationParams, Generator
@@ -203,6 +204,7 @@ class Application:
             include=include,
             exclude=exclude,
             full_reconcile=not self._index_reconciled,
+            load_options=LoadOptions(ocr=s.ocr),
             collection=collection,
         )
 

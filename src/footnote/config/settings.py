@@ -70,6 +70,11 @@ class Settings(BaseSettings):
     )
     chunk_tokens: int = Field(200, ge=16, le=8192, description="largest chunk, in embedder tokens")
     chunk_overlap: int = Field(20, ge=0, description="tokens repeated between pieces of a split block")
+    ocr: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: PDF pages without a text layer (scans) are read at ingest by tesseract "
+        "(English and simplified Chinese) where it is installed; off: such a PDF is refused",
+    )
     keyword_candidates: int = Field(50, ge=1, le=1000, description="depth of the keyword list before fusion")
     keyword_memory: bool = Field(
         True,

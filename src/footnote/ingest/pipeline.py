@@ -32,7 +32,7 @@ from footnote.errors import LoaderError
 from footnote.ingest import reconcile as index_state
 from footnote.ingest.chunker import chunk_document
 from footnote.ingest.discovery import absolute, discover
-from footnote.ingest.loaders import load_document
+from footnote.ingest.loaders import LoadOptions, load_document
 from footnote.ingest.report import FileOutcome, IngestReport, Progress, ProgressCallback, Status
 from footnote.models.base import Embedder
 from footnote.store.catalog import Catalog, DocumentEntry, DocumentRecord, PathClaims
@@ -92,6 +92,7 @@ class Ingestor:
         window_chunks: int = WINDOW_CHUNKS,
         max_text_chars: int = MAX_TEXT_CHARS,
         full_reconcile: bool = True,
+        load_options: LoadOptions = LoadOptions(),
         collection: str | None = None,
     ) -> None:
         self.catalog = catalog
@@ -108,6 +109,7 @@ class Ingestor:
         self.exclude = tuple(exclude)
         self.window_chunks = max(1, window_chunks)
         self.max_text_chars = max_text_chars
+        self.load_options = load_options
         # A full reconciliation reads every id in the vector index: once per process is enough.
         self.full_reconcile = full_reconcile
         # The files this run works on, claimed so that a run in another process leaves them alone.
@@ -237,7 +239,7 @@ class Ingestor:
             assert existing is not None
             return FileOutcome(key, "unchanged", existing.chunk_count)
         try:
-            document = load_document(path)
+            document = load_document(path, self.load_options)
         except LoaderError as exc:
             return FileOutcome(key, "failed", error=exc.problem)
         if len(document.text) > self.max_text_chars:

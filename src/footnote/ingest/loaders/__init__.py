@@ -1,21 +1,34 @@
 """Turn files into `Document`s: one `Loader` per file format, chosen by suffix.
 
-`load_document(path)` is the entry point. Each loader declares the suffixes it
+`load_document(path, options)` is the entry point. Each loader declares the suffixes it
 handles and the format of the documents it makes; the registry below maps
 lower-cased suffixes to loader instances, and registering a loader registers its
 formats in `footnote.core.formats`, the one list of formats shown to users
 (`document_formats()`, imported from here, holds every built-in loader's).
+`LoadOptions` carries what the settings say about reading files (OCR of scanned PDF
+pages); a loader that reads them is handed a copy set up for them by `with_options`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from footnote.core.document import Document
 from footnote.core.formats import document_formats, register_format
 from footnote.errors import UnsupportedFormatError
+
+OcrMode = Literal["auto", "off"]
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How files are read, from the settings (`FOOTNOTE_OCR`)."""
+
+    # auto: PDF pages without a text layer are read by tesseract where it is installed.
+    ocr: OcrMode = "auto"
 
 
 class Loader(ABC):
@@ -36,6 +49,10 @@ class Loader(ABC):
     def unsupported(self, path: Path) -> str | None:
         """Why this loader cannot take `path` despite its suffix (None: it can)."""
         return None
+
+    def with_options(self, options: LoadOptions) -> Loader:
+        """This loader set up for `options`; one that reads none of them is itself."""
+        return self
 
 
 _LOADERS: dict[str, Loader] = {}
@@ -70,9 +87,9 @@ def unsupported_reason(path: Path) -> str | None:
     return loader.unsupported(path)
 
 
-def load_document(path: Path) -> Document:
+def load_document(path: Path, options: LoadOptions = LoadOptions()) -> Document:
     """Load any supported file into a `Document`."""
-    return loader_for(path).load(path)
+    return loader_for(path).with_options(options).load(path)
 
 
 # The format modules subclass `Loader`, so they can only be imported once it exists.
@@ -93,8 +110,10 @@ __all__ = [
     "DocxLoader",
     "GzipLoader",
     "HtmlLoader",
+    "LoadOptions",
     "Loader",
     "MarkdownLoader",
+    "OcrMode",
     "PdfLoader",
     "TextLoader",
     "document_formats",

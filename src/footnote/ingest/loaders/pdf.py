@@ -1,8 +1,10 @@
-"""PDF files: the text layer of each page, read with pypdf.
+"""PDF files: the text layer of each page, read with pypdf, and OCR of pages without one.
 
 `Document.text` is the page texts joined by blank lines; every block lies on one
 page and records its 1-based page number, so citations can point at a page.
-Headings come from the PDF outline (bookmarks) when the file has one.
+Headings come from the PDF outline (bookmarks) when the file has one. A page with no
+text layer (a scan) is read from its images by tesseract (`loaders/ocr.py`) unless OCR
+is off; its text takes the page's place, so its blocks carry its page number too.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from pypdf import PageObject, PasswordType, PdfReader
 
 from footnote.core.document import Block, Document
 from footnote.errors import LoaderError
-from footnote.ingest.loaders import Loader
+from footnote.ingest.loaders import Loader, LoadOptions, OcrMode
 from footnote.ingest.loaders.damage import damage_from, raised_by
+from footnote.ingest.loaders.ocr import OCR_PACKAGES, Ocr, OcrError, find_ocr
 from footnote.ingest.loaders.text import (
     EMPTY_PROBLEM,
     first_line_title,
@@ -38,6 +41,16 @@ from footnote.ingest.loaders.text import (
 _DECRYPT_FIX = "decrypt it first (e.g. qpdf --decrypt) and ingest again"
 PASSWORD_PROBLEM = f"PDF is password-protected; {_DECRYPT_FIX}"
 NO_TEXT_PROBLEM = "PDF has no text layer (scanned images?); run OCR first, e.g. ocrmypdf"
+NO_TESSERACT_PROBLEM = (
+    f"PDF has no text layer (scanned images?) and tesseract is not installed: apt install {OCR_PACKAGES}, "
+    "or run OCR first (ocrmypdf)"
+)
+NOTHING_READ_PROBLEM = (
+    "PDF has no text layer and OCR (tesseract) read no text in its page images: "
+    "check that the pages are not blank and that the scan is legible"
+)
+
+log = logging.getLogger(__name__)
 
 # pypdf logs a warning for every malformed-but-readable object; users can do nothing about them.
 logging.getLogger("pypdf").setLevel(logging.ERROR)
@@ -149,6 +162,23 @@ def _page_text(page: PageObject) -> str:
 def _page_texts(reader: PdfReader, path: Path) -> list[str]:
     with damage_from(pypdf, lambda exc: _unreadable(path, exc)):
         return [_page_text(page) for page in reader.pages]
+
+
+def _with_scans_read(reader: PdfReader, path: Path, page_texts: list[str], ocr: Ocr) -> list[str]:
+    """`page_texts` with each empty one replaced by the OCR of that page's images."""
+    read = list(page_texts)
+    with damage_from(pypdf, lambda exc: _unreadable(path, exc)):
+        for number, page in enumerate(reader.pages, start=1):
+            if read[number - 1]:
+                continue
+            try:
+                read[number - 1] = ocr.page_text(page)
+            except OcrError as exc:
+                problem = f"tesseract could not read page {number} ({exc})"
+                raise LoaderError(
+                    path, f"{problem}; check `tesseract --list-langs`, or set FOOTNOTE_OCR=off"
+                ) from exc
+    return read
 
 
 def _line_groups(text: str) -> Iterator[tuple[int, int]]:
@@ -286,16 +316,20 @@ def _metadata_title(reader: PdfReader) -> str:
 
 
 class PdfLoader(Loader):
-    """PDF (.pdf): needs a text layer; scanned PDFs must be OCRed first."""
+    """PDF (.pdf): the text layer, and tesseract's reading of scanned pages unless OCR is off."""
 
     suffixes = (".pdf",)
     format = "pdf"
 
+    def __init__(self, ocr: OcrMode = "auto") -> None:
+        self.ocr = ocr
+
+    def with_options(self, options: LoadOptions) -> PdfLoader:
+        return self if options.ocr == self.ocr else PdfLoader(options.ocr)
+
     def load(self, path: Path) -> Document:
         reader = _open(path)
-        page_texts = _page_texts(reader, path)
-        if not any(page_texts):
-            raise LoaderError(path, NO_TEXT_PROBLEM)
+        page_texts = self._read_pages(reader, path)
         text, blocks = _join_pages(page_texts)
         blocks = _apply_outline(blocks, _outline_entries(reader))
         return Document(
@@ -305,3 +339,24 @@ class PdfLoader(Loader):
             text=text,
             blocks=blocks,
         )
+
+    def _read_pages(self, reader: PdfReader, path: Path) -> list[str]:
+        """Each page's text, scans read by OCR when it is on; a PDF with none is refused."""
+        page_texts = _page_texts(reader, path)
+        if all(page_texts) or self.ocr == "off":
+            if not any(page_texts):
+                raise LoaderError(path, NO_TEXT_PROBLEM)
+            return page_texts
+        ocr = find_ocr()
+        if ocr is None:
+            if not any(page_texts):
+                raise LoaderError(path, NO_TESSERACT_PROBLEM)
+            scans = page_texts.count("")
+            log.warning(
+                "%s: %d pages without a text layer are left out: apt install %s", path, scans, OCR_PACKAGES
+            )
+            return page_texts
+        page_texts = _with_scans_read(reader, path, page_texts, ocr)
+        if not any(page_texts):
+            raise LoaderError(path, NOTHING_READ_PROBLEM)
+        return page_texts
