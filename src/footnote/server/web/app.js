@@ -6,6 +6,7 @@ const Footnote = (() => {
   const KEY_STORAGE = "footnote.apiKey";
   const THREADS_STORAGE = "footnote.threads";
   const RELATED_STORAGE = "footnote.suggestRelated";
+  const COLLECTIONS_STORAGE = "footnote.collections";
   const MAX_THREADS = 30;
   const $ = (id) => document.getElementById(id);
   const views = {};
@@ -64,7 +65,8 @@ const Footnote = (() => {
     return all;
   }
 
-  async function api(path, options = {}) {
+  // `quiet`: a 401 is the caller's to handle, with no notice pointing to Settings.
+  async function api(path, { quiet = false, ...options } = {}) {
     let response;
     try {
       response = await fetch(path, { ...options, headers: authHeaders(options.headers) });
@@ -73,7 +75,7 @@ const Footnote = (() => {
     }
     if (!response.ok) {
       const error = await errorOf(response);
-      if (error.status === 401) showNotice(error.message, true);
+      if (error.status === 401 && !quiet) showNotice(error.message, true);
       throw error;
     }
     return response;
@@ -166,6 +168,84 @@ const Footnote = (() => {
     } catch { /* private mode: the choice lasts for this page */ }
   }
 
+  // --- Collections --------------------------------------------------------------------------
+  // The picker offers the collections the key can read. Ticking none asks them all, and so does
+  // a page that cannot list them (no key yet): then no `collections` field is sent at all.
+
+  let collections = []; // as GET /v1/collections listed them: {name, documents, chunks, writable}
+  let chosen = loadChosen();
+  let listing = 0; // the latest listing asked for: an older one that answers late is dropped
+  const collectionListeners = [];
+
+  function loadChosen() {
+    try {
+      const saved = JSON.parse(localStorage.getItem(COLLECTIONS_STORAGE) || "[]");
+      return Array.isArray(saved) ? saved.filter((name) => typeof name === "string") : [];
+    } catch { return []; }
+  }
+
+  function saveChosen() {
+    try {
+      localStorage.setItem(COLLECTIONS_STORAGE, JSON.stringify(chosen));
+    } catch { /* private mode: the choice lasts for this page */ }
+  }
+
+  // The collections to send with a question, or null for every one the key can read.
+  function chosenCollections() {
+    if (collections.length < 2) return null; // one collection or none: nothing to choose
+    const listed = new Set(collections.map((collection) => collection.name));
+    const picked = chosen.filter((name) => listed.has(name));
+    return picked.length ? picked : null;
+  }
+
+  async function refreshCollections() {
+    const asked = ++listing;
+    let listed = [];
+    try {
+      listed = (await (await api("/v1/collections", { quiet: true })).json()).data;
+    } catch { /* no key yet, or an older server: the page asks every collection */ }
+    if (asked !== listing) return;
+    collections = listed;
+    renderPicker();
+    for (const listener of collectionListeners) listener(collections);
+  }
+
+  function onCollections(listener) {
+    collectionListeners.push(listener);
+  }
+
+  function choiceBoxes() {
+    return [...$("collection-choices").querySelectorAll("input[type=checkbox]")];
+  }
+
+  function renderPicker() {
+    const picked = new Set(chosenCollections() || []);
+    $("collection-choices").replaceChildren(...collections.map((collection, index) => {
+      const id = `collection-choice-${index}`;
+      const documents = `${collection.documents} document${collection.documents === 1 ? "" : "s"}`;
+      return element("div", { className: "ask-option" },
+        element("input", { type: "checkbox", id, value: collection.name, checked: picked.has(collection.name) }),
+        element("label", { for: id, text: collection.name }),
+        element("span", { className: "hint", text: `(${documents})` }));
+    }));
+    showChoice();
+    $("collection-picker").hidden = collections.length < 2;
+  }
+
+  function pickCollection(event) {
+    // "All collections" clears the others; with none left ticked, it ticks itself again.
+    if (event.target.id === "collection-all") for (const box of choiceBoxes()) box.checked = false;
+    chosen = choiceBoxes().filter((box) => box.checked).map((box) => box.value);
+    saveChosen();
+    showChoice();
+  }
+
+  function showChoice() {
+    const picked = chosenCollections();
+    $("collection-all").checked = !picked;
+    $("collection-summary").textContent = picked ? picked.join(", ") : "all";
+  }
+
   // --- Asking -------------------------------------------------------------------------------
 
   function conversation(turns, question) {
@@ -185,8 +265,13 @@ const Footnote = (() => {
       current = { id: Date.now(), title: question.slice(0, 80), turns: [] };
       threads.unshift(current);
     }
-    const messages = conversation(current.turns, question);
-    const suggestRelated = $("suggest-related").checked;
+    const body = {
+      messages: conversation(current.turns, question),
+      stream: true,
+      return_related_questions: $("suggest-related").checked,
+    };
+    const picked = chosenCollections();
+    if (picked) body.collections = picked;
     const turn = { question, answer: "", results: [], citations: [], detail: null, related: [], error: null };
     current.turns.push(turn);
     renderThreads();
@@ -199,7 +284,7 @@ const Footnote = (() => {
     };
     setBusy(true);
     try {
-      await streamAnswer(messages, turn, render, suggestRelated);
+      await streamAnswer(body, turn, render);
     } catch (err) {
       turn.error = err.message || String(err);
     } finally {
@@ -215,8 +300,7 @@ const Footnote = (() => {
     $("turns").setAttribute("aria-busy", String(value));
   }
 
-  async function streamAnswer(messages, turn, render, suggestRelated) {
-    const body = { messages, stream: true, return_related_questions: suggestRelated };
+  async function streamAnswer(body, turn, render) {
     const response = await api("/v1/chat/completions", {
       method: "POST",
       // A person is waiting: the server admits this answer against the interactive objective.
@@ -242,7 +326,7 @@ const Footnote = (() => {
           if (!line.startsWith("data: ")) continue;
           const data = line.slice(6);
           if (data === "[DONE]") { done = true; break; }
-          applyChunk(turn, JSON.parse(data), suggestRelated);
+          applyChunk(turn, JSON.parse(data), body.return_related_questions);
         }
       }
       render(!done);
@@ -288,13 +372,17 @@ const Footnote = (() => {
     const suggest = $("suggest-related");
     suggest.checked = loadSuggestRelated();
     suggest.addEventListener("change", () => saveSuggestRelated(suggest.checked));
+    $("collection-picker").addEventListener("change", pickCollection);
     window.addEventListener("hashchange", route);
     renderThreads();
     route();
   }
 
   document.addEventListener("DOMContentLoaded", start);
-  return { api, ApiError, element, showNotice, clearNotice, registerView, apiKey, setApiKey, ask, retry };
+  return {
+    api, ApiError, element, showNotice, clearNotice, registerView, apiKey, setApiKey, ask, retry,
+    refreshCollections, onCollections,
+  };
 })();
 
-Footnote.registerView("ask", () => {});
+Footnote.registerView("ask", Footnote.refreshCollections);

@@ -2,7 +2,8 @@
 "use strict";
 
 (() => {
-  const { api, element, showNotice, clearNotice, registerView, apiKey, setApiKey } = Footnote;
+  const { api, element, showNotice, clearNotice, registerView, apiKey, setApiKey, refreshCollections, onCollections } =
+    Footnote;
   const $ = (id) => document.getElementById(id);
   let settings = null;
   const lastStatus = new Map(); // document id -> what its last upload did
@@ -24,9 +25,11 @@
   // --- Documents ----------------------------------------------------------------------------
 
   async function loadDocuments() {
+    const shown = $("collection-filter").value;
+    const query = shown ? `?collection=${encodeURIComponent(shown)}` : "";
     let documents;
     try {
-      documents = (await (await api("/v1/documents")).json()).data;
+      documents = (await (await api(`/v1/documents${query}`)).json()).data;
       clearNotice();
     } catch (err) {
       showNotice(`The documents could not be listed: ${err.message}`, err.status === 401);
@@ -49,6 +52,7 @@
     return element("tr", { "data-document-id": doc.id },
       element("td", { className: "doc-title" }, element("span", { text: doc.title }),
         element("div", { className: "hint", text: doc.path })),
+      element("td", { className: "doc-collection", text: doc.collection }),
       element("td", { text: doc.format }),
       element("td", { text: String(doc.chunk_count) }),
       element("td", { className: "doc-status", text: status }),
@@ -62,7 +66,7 @@
       await api(`/v1/documents/${doc.id}`, { method: "DELETE" });
       $("reindex-status").textContent = `Deleted ${doc.title}.`;
       lastStatus.delete(doc.id);
-      await loadDocuments();
+      await refreshLibrary();
       $("file-input").focus();
     } catch (err) {
       button.disabled = false;
@@ -80,7 +84,7 @@
       const counts = ["new", "changed", "unchanged", "failed", "deleted"]
         .filter((key) => report.summary[key]).map((key) => `${report.summary[key]} ${key}`);
       status.textContent = `Reindexed: ${counts.join(", ") || "nothing to do"}.`;
-      await loadDocuments();
+      await refreshLibrary();
     } catch (err) {
       status.textContent = `Reindexing failed: ${err.message}`;
     } finally {
@@ -88,16 +92,36 @@
     }
   }
 
+  // The documents, and the collections the page offers to filter by, ask from and upload into.
+  async function refreshLibrary() {
+    await Promise.all([loadDocuments(), refreshCollections()]);
+  }
+
+  function showCollections(collections) {
+    $("writable-collections").replaceChildren(...collections.filter((c) => c.writable)
+      .map(({ name }) => element("option", { value: name })));
+    const filter = $("collection-filter");
+    const shown = filter.value;
+    filter.replaceChildren(element("option", { value: "", text: "All collections" }),
+      ...collections.map(({ name }) => element("option", { value: name, text: name })));
+    const stillThere = collections.some(({ name }) => name === shown);
+    filter.value = stillThere ? shown : "";
+    // Filtering needs two collections; one that is showing stays until its last document goes.
+    $("collection-filter-box").hidden = collections.length < 2 && !stillThere;
+    if (shown && !stillThere) loadDocuments();
+  }
+
   // --- Uploads ------------------------------------------------------------------------------
 
   function uploadFiles(files) {
+    const collection = $("upload-collection").value.trim() || "default";
     for (const file of files) {
       const progress = element("progress", { max: "100", value: "0", "aria-label": `Upload of ${file.name}` });
       const state = element("span", { className: "upload-state", text: "waiting" });
       const item = element("li", { className: "upload" }, element("span", { className: "upload-name", text: file.name }),
         progress, state);
       $("uploads").prepend(item);
-      queue.push({ file, item, progress, state });
+      queue.push({ file, collection, item, progress, state });
     }
     if (!uploading) drain();
   }
@@ -106,7 +130,7 @@
     uploading = true;
     while (queue.length) await upload(queue.shift());
     uploading = false;
-    await loadDocuments();
+    await refreshLibrary();
   }
 
   function failed(job, message) {
@@ -131,7 +155,7 @@
       const outcome = await send(job);
       lastStatus.set(outcome.id, outcome.status === "unchanged" ? "indexed (unchanged)" : `indexed (${outcome.status})`);
       job.progress.value = 100;
-      job.state.textContent = `indexed: ${outcome.chunk_count} chunks (${outcome.status})`;
+      job.state.textContent = `indexed into ${job.collection}: ${outcome.chunk_count} chunks (${outcome.status})`;
     } catch (err) {
       failed(job, err.message);
     }
@@ -157,6 +181,7 @@
       });
       request.addEventListener("error", () => reject(new Error("the upload was cut off; is the server running?")));
       const form = new FormData();
+      form.append("collection", job.collection);
       form.append("file", job.file, job.file.name);
       request.send(form);
     });
@@ -176,6 +201,8 @@
       uploadFiles([...event.dataTransfer.files]);
     });
     $("reindex-button").addEventListener("click", reindex);
+    $("collection-filter").addEventListener("change", loadDocuments);
+    onCollections(showCollections);
   }
 
   // --- Settings -----------------------------------------------------------------------------
@@ -218,11 +245,13 @@
       setApiKey($("api-key").value.trim());
       $("key-status").textContent = "Saved in this browser.";
       showSettings();
+      refreshCollections();
     });
     $("forget-key").addEventListener("click", () => {
       setApiKey("");
       $("api-key").value = "";
       $("key-status").textContent = "Forgotten.";
+      refreshCollections();
     });
   }
 
@@ -230,6 +259,6 @@
     wireLibrary();
     wireSettings();
   });
-  registerView("library", loadDocuments);
+  registerView("library", refreshLibrary);
   registerView("settings", showSettings);
 })();
