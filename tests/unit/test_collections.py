@@ -93,6 +93,7 @@ def test_a_caller_reads_only_its_collections_and_names_none_it_cannot() -> None:
         access.readable(["a", "c"])
     assert Access().readable(None) is None
     assert parse_collections(" a, b ,a,") == ("a", "b")
+    assert parse_collections("合同,v1.2_final") == ("合同", "v1.2_final")
     with pytest.raises(QueryError, match="1 to 64 letters"):
         parse_collections("ok,not ok")
 

@@ -55,7 +55,7 @@ def test_unknown_assets_are_404_and_the_api_key_guard_opens_only_the_page(tmp_pa
     with TestClient(server) as client:
         missing = client.get("/ui/missing.js")
     assert missing.status_code == 401  # not one of the page's files, so not open
-    assert {"/", "/ui/app.js", "/ui/answer.js", "/ui/library.js", "/ui/app.css"} == WEB_PATHS
+    assert {"/", "/ui/i18n.js", "/ui/app.js", "/ui/answer.js", "/ui/library.js", "/ui/app.css"} == WEB_PATHS
     server, _ = build(tmp_path / "open")
     with TestClient(server) as client:
         missing = client.get("/ui/missing.js")

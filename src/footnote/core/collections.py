@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from footnote.errors import NotFoundError, QueryError
 
 DEFAULT_COLLECTION = "default"
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# Letters of any script, digits, "_", "." and "-", starting with a letter or digit: safe as a folder name.
+_NAME = re.compile(r"[^\W_][\w.-]{0,63}")
 
 
 def check_collection(name: str) -> str:
@@ -22,7 +23,7 @@ def check_collection(name: str) -> str:
     if not _NAME.fullmatch(name):
         raise QueryError(
             f"collection name {name!r} refused: use 1 to 64 letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit"
+            "starting with a letter or digit (no spaces or slashes)"
         )
     return name
 

@@ -18,6 +18,7 @@ from footnote.server.errors import ApiError
 router = APIRouter(include_in_schema=False)
 
 ASSETS = {
+    "i18n.js": "text/javascript",
     "app.js": "text/javascript",
     "answer.js": "text/javascript",
     "library.js": "text/javascript",
