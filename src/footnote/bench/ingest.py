@@ -100,7 +100,11 @@ def footnote_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, An
         "footnote_chunks": len(chunk_tokens),
         "footnote_tokens_embedded": sum(chunk_tokens),
         "footnote_chunks_over_window": sum(1 for n in chunk_tokens if n > inner.max_tokens),
-        "footnote_chunk_settings": {"chunk_tokens": settings.chunk_tokens, "overlap": settings.chunk_overlap},
+        "footnote_chunk_settings": {
+            "chunk_tokens": settings.chunk_tokens,
+            "overlap": settings.chunk_overlap,
+            "embed_batch_size": settings.embed_batch_size,
+        },
         "summary": report.summary(),
     }
 

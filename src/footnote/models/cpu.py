@@ -7,10 +7,16 @@ the ingest benchmark's under benchmarks/results/ record the CPU's flags beside e
 | CPU | torch fp32 | torch bf16 | ONNX fp32 | ONNX int8 |
 |---|---|---|---|---|
 | AMD EPYC, AVX2, no AVX-512 | 1.0x | (no bf16 units) | | 1.42x |
-| Intel Xeon, AVX-512 VNNI and AMX | 1.0x | 2.99x | 0.78x | 1.15x |
+| Intel Xeon, AVX-512 VNNI and AMX | 1.0x | 2.83x | 0.74x | 1.11x |
+| the same, torch held to AVX512_BF16 (no AMX) | 1.0x | 0.82x | 0.70x | 1.05x |
+| the same, torch held to AVX-512 VNNI (no bf16) | 1.0x | 0.32x | 0.70x | 1.01x |
 
-bf16 matrix products pay where the CPU has AMX tiles for them; elsewhere int8 through ONNX
-Runtime is the fastest choice measured.
+bf16 matrix products pay only where the CPU has AMX tiles for them: with AVX512_BF16 alone
+(oneDNN capped by ONEDNN_MAX_CPU_ISA, standing in for such a CPU) torch's bf16 is slower than
+its float32 and than ONNX Runtime's int8, so AVX512_BF16 and AVX-VNNI without AMX take int8
+through ONNX Runtime, the fastest choice measured wherever AMX is missing
+(`embed_runtimes-20261204-204214.json`, `embed_runtimes-onednn-avx512_core_bf16-20261204-204348.json`,
+`embed_runtimes-onednn-avx512_core_vnni-20261204-204556.json`).
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import platform
 from functools import lru_cache
 from pathlib import Path
 
+# The variable that caps the instruction sets oneDNN uses (AVX512_CORE_BF16: no AMX tiles).
+ONEDNN_CAP = "ONEDNN_MAX_CPU_ISA"
 # Flags that the embedding kernels pick their paths by; what a benchmark records.
 _KERNEL_FLAGS = ("avx", "fma", "vnni", "amx", "sse4", "f16c", "bf16")
 
@@ -54,15 +62,23 @@ def machine() -> dict[str, object]:
     """What a saved speed figure is read beside: the CPU, its vector-instruction flags (what int8,
     bf16 and float kernels pick their paths by), Python, and the load when it was measured (other
     work on the machine slows what is timed)."""
-    return {
+    described: dict[str, object] = {
         **cpu_description(),
         "python": platform.python_version(),
         "load_average_1m_at_end": round(os.getloadavg()[0], 2),
     }
+    # oneDNN (torch's CPU kernels) held below the CPU's best instructions: what a run that stands
+    # in for an older CPU was measured under.
+    capped = os.environ.get(ONEDNN_CAP)
+    if capped:
+        described[ONEDNN_CAP.lower()] = capped
+    return described
 
 
 def fastest_embedding(flags: frozenset[str]) -> tuple[str, str]:
-    """The (runtime, precision) that embeds fastest on a CPU with `flags`."""
+    """The (runtime, precision) that embeds fastest on a CPU with `flags`: bf16 through torch
+    with AMX tiles, int8 through ONNX Runtime otherwise, AVX512_BF16 and VNNI alone included
+    (torch's bf16 without AMX measured 0.78x ONNX Runtime's int8)."""
     if "amx_bf16" in flags:
         return "torch", "bf16"
     return "onnx", "int8"
