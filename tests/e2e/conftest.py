@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -50,10 +52,11 @@ def footnote_env(home: Path, **extra: str) -> dict[str, str]:
     return {**env, **stores_of(home), **home_env, **extra}
 
 
-def ingest(home: Path, folder: Path) -> None:
+def footnote_json(home: Path, *args: str, **env: str) -> Any:
+    """`footnote ARGS --json` run on `home` (with `env` added), its output parsed; it must succeed."""
     result = subprocess.run(
-        [sys.executable, "-m", "footnote", "ingest", str(folder), "--json"],
-        env=footnote_env(home),
+        [sys.executable, "-m", "footnote", *args, "--json"],
+        env=footnote_env(home, **env),
         capture_output=True,
         text=True,
         timeout=600,
@@ -61,6 +64,11 @@ def ingest(home: Path, folder: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def ingest(home: Path, folder: Path) -> None:
+    footnote_json(home, "ingest", str(folder))
 
 
 def wait_until_ready(server: RunningServer, process: subprocess.Popen[bytes]) -> None:

@@ -3,17 +3,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from footnote.ingest.loaders import load_document
-from tests.e2e.conftest import footnote_env, ingest
+from tests.e2e.conftest import footnote_json, ingest
 from tests.store_modes import lasting_stores
 from tests.unit.test_pdf_ocr import CHINESE_SCAN, ENGLISH_SCAN, needs_chinese_ocr, needs_tesseract
 
@@ -30,20 +26,6 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lasting_stores(home)
     ingest(home, corpus)
     return home
-
-
-def footnote_json(home: Path, *args: str, **env: str) -> Any:
-    result = subprocess.run(
-        [sys.executable, "-m", "footnote", *args, "--json"],
-        env=footnote_env(home, **env),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def test_an_answer_from_a_scanned_page_cites_its_page(home: Path) -> None:

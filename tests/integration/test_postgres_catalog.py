@@ -18,6 +18,7 @@ from footnote.errors import StoreError, StoreUnavailable
 from footnote.retrieval.keyword import keyword_phrases
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.store import postgres, postgres_schema
+from footnote.store.catalog import DocumentEntry
 from footnote.store.postgres import PostgresCatalog
 from footnote.store.postgres_schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
 from tests.conftest import REPO
@@ -239,6 +240,10 @@ def test_a_catalog_of_the_first_schema_is_migrated_and_keeps_its_change_log(
 ) -> None:
     monkeypatch.setattr(postgres_schema, "MIGRATIONS", MIGRATIONS[:1])
     monkeypatch.setattr(postgres_schema, "SCHEMA_VERSION", 1)
+    # The first schema's documents had no collection: they are written as footnote wrote them then.
+    full_row = DocumentEntry.row
+    monkeypatch.setattr(DocumentEntry, "COLUMNS", DocumentEntry.COLUMNS.removesuffix(", collection"))
+    monkeypatch.setattr(DocumentEntry, "row", lambda entry, at: full_row(entry, at)[:-1])
     first = PostgresCatalog(catalog_url)
     document_id = store(first, "/docs/a.md", OLD_TEXTS)
     first.close()
@@ -247,10 +252,12 @@ def test_a_catalog_of_the_first_schema_is_migrated_and_keeps_its_change_log(
     upgraded = PostgresCatalog(catalog_url)
     try:
         changes = upgraded.changes_since(0)
-        assert upgraded.schema_version == SCHEMA_VERSION == 2
+        assert upgraded.schema_version == SCHEMA_VERSION == 3
         assert changes is not None and sorted(changes.added) == sorted(
             r.id for r in upgraded.chunks(upgraded.chunk_id_list()).values() if r.document_id == document_id
         )
+        # The documents stored before collections existed are in the default one.
+        assert [(c.name, c.documents) for c in upgraded.collections()] == [("default", 1)]
     finally:
         upgraded.close()
 

@@ -79,14 +79,16 @@ def _leaks(text: str) -> list[str]:
 def test_a_key_for_one_collection_never_sees_a_character_of_another(tmp_path: Path) -> None:
     server, app, generator = _server(tmp_path, answer_cache_size=64, related_questions=False)
     alpha = create_key(app.catalog, "alpha-reader", ["alpha"])
+    beta = create_key(app.catalog, "beta-reader", ["beta"])
     beta_ids = [record.id for record in app.documents(["beta"])]
     questions = ["What is zephyrite?", "Where were quillmoss lamps first lit?", "What do apple trees need?"]
     with TestClient(server) as client:
         admin = _bearer(API_KEY)
-        # The admin asks first, so that every question's answer from beta sits in the cache.
-        for question in questions:
+        # Beta's key and the admin ask first, so that every question's answer from beta sits in
+        # the cache, under both ways of reading beta.
+        for question, headers in itertools.product(questions, (_bearer(beta), admin)):
             body = {"messages": [{"role": "user", "content": question}]}
-            cached = client.post("/v1/chat/completions", json=body, headers=admin)
+            cached = client.post("/v1/chat/completions", json=body, headers=headers)
             assert cached.status_code == 200
         admin_sees = client.post("/v1/search", json={"query": "zephyrite quillmoss"}, headers=admin).json()
         assert _leaks(json.dumps(admin_sees)), "the admin reads beta: the words are there to leak"

@@ -69,24 +69,37 @@ class ScopedKeys:
         self._found: dict[str, tuple[float, Access | None]] = {}
 
     def any(self) -> bool:
-        """Whether the catalog holds any scoped key (a server with one needs a key for everything)."""
+        """Whether the catalog holds any scoped key (a server with one needs a key for everything).
+        While the catalog cannot be reached, what it last said holds."""
         now = time.monotonic()
         with self._lock:
             checked, held = self._any
         if now - checked < self.ttl:
             return held
-        held = self.application.has_scoped_keys()
+        try:
+            held = self.application.has_scoped_keys()
+        except StoreUnavailable:
+            if checked == -math.inf:
+                raise  # never asked: nothing to go on
+            return held
         with self._lock:
             self._any = (now, held)
         return held
 
     def access(self, presented: str) -> Access | None:
+        """What the key `presented` opens. While the catalog cannot be reached, what it last said
+        of this key holds; a key it was never asked about raises StoreUnavailable."""
         now = time.monotonic()
         with self._lock:
             checked, found = self._found.get(presented, (-math.inf, None))
         if now - checked < self.ttl:
             return found
-        found = self.application.key_access(presented)
+        try:
+            found = self.application.key_access(presented)
+        except StoreUnavailable:
+            if checked == -math.inf:
+                raise
+            return found
         with self._lock:
             if len(self._found) > MAX_REMEMBERED_KEYS:
                 self._found.clear()
@@ -130,7 +143,9 @@ class ApiKeyMiddleware:
         try:
             access = await anyio.to_thread.run_sync(self._access, Headers(scope=scope))
         except StoreUnavailable as exc:
-            response = ApiError(503, str(exc), headers={"Retry-After": str(exc.retry_after)}).response()
+            # Whether the key opens anything is the catalog's to say: without it, nothing is served.
+            retry = {"Retry-After": str(exc.retry_after)}
+            response = ApiError(503, str(exc), code="store_unavailable", headers=retry).response()
             await response(scope, receive, send)
             return
         if access is not None:

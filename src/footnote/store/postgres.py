@@ -360,10 +360,10 @@ class PostgresCatalog(Catalog):
 
 
 def _insert_document(connection: psycopg.Connection, entry: DocumentEntry) -> int:
+    values = entry.row(time.time())
+    marks = ", ".join(["%s"] * len(values))
     row = connection.execute(
-        f"INSERT INTO documents ({DocumentEntry.COLUMNS}) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
-        entry.row(time.time()),
+        f"INSERT INTO documents ({DocumentEntry.COLUMNS}) VALUES ({marks}) RETURNING id", values
     ).fetchone()
     assert row is not None
     return int(row[0])

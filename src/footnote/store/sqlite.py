@@ -64,7 +64,11 @@ class SqliteCatalog(Catalog):
         self._lock = threading.RLock()
 
     def close(self) -> None:
-        self._db.close()
+        # Under the lock: closing the connection while another thread runs a statement on it
+        # (a keyword index syncing in the background) crashes the process; after the close, that
+        # thread's next statement raises instead.
+        with self._lock:
+            self._db.close()
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -165,10 +169,9 @@ class SqliteCatalog(Catalog):
         if old is not None:
             self._delete_chunks(db, old[0])
             db.execute("DELETE FROM documents WHERE id = ?", (old[0],))
-        cursor = db.execute(
-            f"INSERT INTO documents ({DocumentEntry.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            entry.row(time.time()),
-        )
+        values = entry.row(time.time())
+        marks = ", ".join("?" * len(values))
+        cursor = db.execute(f"INSERT INTO documents ({DocumentEntry.COLUMNS}) VALUES ({marks})", values)
         document_id = int(cursor.lastrowid or 0)
         _advance_generation(db)
         ids: list[int] = []
