@@ -249,7 +249,9 @@ def test_the_evidence_reader_shows_the_model_only_selected_passages(tmp_path: Pa
     folder.mkdir()
     (folder / "sftp.txt").write_text(SFTP, encoding="utf-8")
     generator = ScriptedGenerator(["The default is 32768 bytes [1]."])
-    settings = Settings(home=tmp_path / "home", reader="evidence", relevance_floor=0.0)
+    # The blend alone chooses the passage: the trained reader's int8 scores differ a little by CPU
+    # kind (VNNI and AMX kernels against AVX2 ones), enough to swap two close sentences here.
+    settings = Settings(home=tmp_path / "home", reader="evidence", relevance_floor=0.0, sentence_reader="off")
     app = create_app(settings, embedder=HashingEmbedder(), generator=generator)
     try:
         app.ingest([folder])
