@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import tempfile
 import time
@@ -38,6 +37,7 @@ from footnote.application import Application
 from footnote.config import Settings
 from footnote.core.hits import SearchHit
 from footnote.evaluation.answers import AnswerRecord, given_passages, load_records, passage_path
+from footnote.models.cpu import machine
 
 RESULTS = Path(__file__).parent / "results"
 PassageScorer = Callable[[AnswerRecord, Sequence[SearchHit]], list[float]]
@@ -162,8 +162,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     day = time.strftime("%Y%m%d")
     out = RESULTS / f"answerability_signals_{args.dataset.stem}_{len(records)}q_{day}.json"
-    machine = {"python": platform.python_version(), "processor": platform.processor() or platform.machine()}
-    payload = {"dataset": str(args.dataset), "questions": len(records), "machine": machine}
+    payload = {"dataset": str(args.dataset), "questions": len(records), "machine": machine()}
     payload["signals"] = figures
     out.write_text(json.dumps(payload, indent=2))
     print(f"saved {out}")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import random
 import time
 from collections.abc import Sequence
@@ -35,6 +34,7 @@ from footnote.answer import evidence
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.evaluation.docqa import CORPUS_FOLDER, load_doc_questions
+from footnote.models.cpu import machine
 from footnote.models.registry import REGISTRY, resolve_registered
 from footnote.training.reader import BASE_MODEL, LICENCE
 from footnote.training.reader_data import ReaderExample, squad_examples
@@ -156,7 +156,7 @@ def main() -> None:
         "squad_mix": {"articles": args.squad_articles, "questions": len(squad)},
         "cap": args.cap,
         "params": asdict(params),
-        "machine": platform.processor() or platform.machine(),
+        "machine": machine(),
         "shipped_blend": round(
             float(selection(prepared, lambda i: prepared[i].shipped, count)[:, 0].mean()), 4
         ),

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import time
 from pathlib import Path
 from typing import Any
@@ -38,6 +36,7 @@ from footnote.evaluation.docqa import (
     load_doc_questions,
     metrics_by_kind,
 )
+from footnote.models.cpu import machine
 
 RESULTS = Path(__file__).parent / "results"
 COLUMNS = ("correct", "correct_cited", "right_document", "abstention", "false_abstention")
@@ -68,7 +67,7 @@ def main() -> None:
     app.close()
     report: dict[str, Any] = {
         "dataset": str(args.dataset),
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count()},
+        "machine": machine(),
         "runs": {},
     }
     baseline_items = items[:: args.baseline_every]

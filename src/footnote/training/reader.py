@@ -7,13 +7,13 @@ figure); the others are scored too (the in-sample one), so the report shows both
 
 from __future__ import annotations
 
-import platform
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from footnote.models.cpu import machine
 from footnote.models.registry import REGISTRY, resolve_registered
 from footnote.training.reader_data import load_examples, split_by_group, squad_examples, squad_titles
 from footnote.training.reader_export import export_reader, ranking_report
@@ -61,7 +61,7 @@ def train_reader(
         "train_seconds": round(seconds, 1),
         "loss_first_tenth": round(sum(losses[:window]) / window, 4),
         "loss_last_tenth": round(sum(losses[-window:]) / window, 4),
-        "machine": platform.processor() or platform.machine(),
+        "machine": machine(),
     }
     in_sample = training[:: max(1, len(training) // report_limit)]
     report["in_sample"] = _report(model, base, in_sample)
