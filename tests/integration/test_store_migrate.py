@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from footnote.application import Application, create_app
+from footnote.application.keys import create_key, key_access
 from footnote.cli.main import app as cli
 from footnote.config import Settings
 from footnote.store.chroma_server import ChromaServerVectorIndex
@@ -48,7 +49,8 @@ def test_migrate_keeps_ids_and_vectors_and_the_shared_stores_answer_alike(
 ) -> None:
     embedded_home, shared_home = tmp_path / "embedded", tmp_path / "shared"
     embedded = application(embedded_home)
-    embedded.ingest([REPO / "examples" / "sample"])
+    embedded.ingest([REPO / "examples" / "sample"], collection="sample")
+    key = create_key(embedded.catalog, "reader", ["sample"])
     embedded.close()
 
     code, out = invoke(
@@ -60,8 +62,11 @@ def test_migrate_keeps_ids_and_vectors_and_the_shared_stores_answer_alike(
     source, target = SqliteCatalog(embedded_home / "catalog.sqlite3"), PostgresCatalog(catalog_url)
     try:
         report = json.loads(out)
-        assert report == {"documents": 4, "chunks": source.count_chunks(), "vectors": source.count_chunks()}
+        chunks = source.count_chunks()
+        assert report == {"documents": 4, "chunks": chunks, "vectors": chunks, "keys": 1}
         assert target.list_documents() == source.list_documents()
+        assert [(c.name, c.documents) for c in target.collections()] == [("sample", 4)]
+        assert target.keys() == source.keys() and key_access(target, key) is not None
         assert target.chunks(target.chunk_id_list()) == source.chunks(source.chunk_id_list())
         assert target.chunk_ids() == source.chunk_ids()
         ids = source.chunk_id_list()
@@ -110,7 +115,7 @@ def test_migrate_copies_vectors_to_a_chroma_server_that_replicas_then_search(
     source = SqliteCatalog(embedded_home / "catalog.sqlite3")
     try:
         ids = source.chunk_id_list()
-        assert json.loads(out) == {"documents": 4, "chunks": len(ids), "vectors": len(ids)}
+        assert json.loads(out) == {"documents": 4, "chunks": len(ids), "vectors": len(ids), "keys": 0}
     finally:
         source.close()
     served = ChromaServerVectorIndex(chroma.url, None, None, None)

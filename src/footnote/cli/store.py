@@ -51,7 +51,8 @@ def migrate(
         output.print_json(asdict(report))
     else:
         copied = f"copied {report.documents} documents and {report.chunks} chunks"
-        output.console.print(copied + (f" and {report.vectors} vectors" if to_vectors else ""))
+        copied += f" and {report.vectors} vectors" if to_vectors else ""
+        output.console.print(copied + (f"; {report.keys} scoped API keys" if report.keys else ""))
 
 
 @store_app.command("check")

@@ -26,6 +26,7 @@ class CopyReport:
     documents: int
     chunks: int
     vectors: int
+    keys: int = 0  # scoped API keys, copied by their hash
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,8 @@ def copy_index(
     target_vectors: VectorIndex | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> CopyReport:
-    """Copy every document and chunk (and, given both indexes, every vector) into empty shared stores."""
+    """Copy every document and chunk (and, given both indexes, every vector) into empty shared
+    stores, with the collections the documents belong to and the scoped API keys."""
     if target.count_chunks() or target.list_documents():
         raise StoreError(f"the catalog at {target.location} is not empty; copy into a new database")
     flags = source.chunk_ids()
@@ -98,7 +100,10 @@ def copy_index(
         target.import_documents(
             [(d, source.document_text(d.id), records.get(d.id, [])) for d in window], flags
         )
-    return CopyReport(len(documents), len(ids), vectors)
+    keys = source.keys()
+    for key in keys:
+        target.add_key(key)
+    return CopyReport(len(documents), len(ids), vectors, len(keys))
 
 
 def _copy_vectors(found: dict[int, Vector], records: dict[int, ChunkRecord], target: VectorIndex) -> int:
