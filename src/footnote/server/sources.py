@@ -107,10 +107,10 @@ class SourceFilter:
         return cls(include, exclude, preferred, recency, collections)
 
     @property
-    def active(self) -> bool:
-        return bool(
-            self.include or self.exclude or self.prefer or self.recency or self.collections is not None
-        )
+    def widens(self) -> bool:
+        """Whether retrieval is asked for a wider list: entries applied to its hits may drop some.
+        Collections need no wider list: both retrievers keep to them themselves."""
+        return bool(self.include or self.exclude or self.prefer or self.recency)
 
     def search_filter(self, now: float | None = None) -> SearchFilter | None:
         """The part both retrievers apply themselves: the collections, and the recency window on
@@ -150,8 +150,9 @@ class FilteredRetriever(HybridRetriever):
 
     def search(self, query: str, params: RetrievalParams | None = None) -> list[SearchHit]:
         params = params or RetrievalParams()
-        if not self.source_filter.active:
-            return super().search(query, params)
+        if not self.source_filter.widens:
+            filters = self.source_filter.search_filter() or params.filters
+            return super().search(query, dataclasses.replace(params, filters=filters))
         deepest = max(params.keyword_candidates, params.dense_candidates, params.limit)
         wide = dataclasses.replace(
             params,
