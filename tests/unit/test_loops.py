@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from footnote.answer.result import Answer
 from footnote.answer.usage import MeteredGenerator, TokenUsage
 from footnote.application import create_app
 from footnote.config import Settings
@@ -84,24 +85,43 @@ def test_every_model_call_of_an_answer_is_cut_when_it_loops() -> None:
     assert generator.closed and len(text) < 100
 
 
-def test_a_looping_answer_is_cut_and_its_loop_never_shown(settings: Settings, tmp_path: Path) -> None:
+def answered_with(settings: Settings, tmp_path: Path, document: str, reply: str, question: str) -> Answer:
+    """The answer to `question` over one document, the model (reading whole sources) replying `reply`."""
     folder = tmp_path / "docs"
     folder.mkdir()
-    (folder / "gzip.md").write_text(
-        "# gzip\n\nUse -k to keep input files during compression or decompression.\n", encoding="utf-8"
-    )
-    loop = " --best" * 40
-    replies = [f"Use -k to keep input files [1].{loop}"]
+    (folder / "doc.md").write_text(document, encoding="utf-8")
     app = create_app(
         settings.model_copy(update={"reader": "sources"}),
         embedder=HashingEmbedder(),
-        generator=ScriptedGenerator(replies),
+        generator=ScriptedGenerator([reply]),
     )
     try:
         app.ingest([folder])
-        answer = app.answer_engine().ask("Which option keeps input files?")
+        return app.answer_engine().ask(question)
     finally:
         app.close()
+
+
+def test_a_looping_answer_is_cut_and_its_loop_never_shown(settings: Settings, tmp_path: Path) -> None:
+    document = "# gzip\n\nUse -k to keep input files during compression or decompression.\n"
+    loop = " --best" * 40
+    answer = answered_with(
+        settings,
+        tmp_path,
+        document,
+        f"Use -k to keep input files [1].{loop}",
+        "Which option keeps input files?",
+    )
     assert "--best --best" not in answer.text
     assert not any(is_degenerate(sentence.text) for sentence in answer.sentences)
     assert "-k" in answer.text and answer.citations
+
+
+def test_a_marker_the_model_puts_inside_a_repeated_line_does_not_hide_it(
+    settings: Settings, tmp_path: Path
+) -> None:
+    document = "# timers\n\nTimers do not expire at the precise time configured, as AccuracySec= applies.\n"
+    reply = "Systemd-system.timer:\n[1] SystemD.TIMER(5) systemd.timer SYSTEMD.TIMER(5)\nThe accuracy is"
+    answer = answered_with(settings, tmp_path, document, reply, "How precise is a timer?")
+    assert "SYSTEMD.TIMER(5)" not in answer.text
+    assert not any(is_degenerate(sentence.text) for sentence in answer.sentences)

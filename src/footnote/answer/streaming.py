@@ -82,7 +82,7 @@ def generate_checked(
             draft.pieces.append(piece)
             yield TokenEvent(piece)
             for text in assembler.feed(piece):
-                if is_degenerate(text) or draft.repeats(text):
+                if _degenerate(text) or draft.repeats(text):
                     repeated = True  # a model caught in a loop: what follows would repeat too
                     break
                 sentences.append(checker.check(text))
@@ -96,11 +96,17 @@ def generate_checked(
     verifying = time.time_ns()
     tracing.record("generate", generating, verifying, model=generator.name, pieces=len(draft.pieces))
     for text in [] if repeated else assembler.finish():
-        if is_degenerate(text) or draft.repeats(text):
+        if _degenerate(text) or draft.repeats(text):
             continue
         sentences.append(checker.check(text))
         yield SentenceEvent(len(sentences) - 1, sentences[-1])
     tracing.record("verify", verifying, time.time_ns(), sentences=len(sentences))
+
+
+def _degenerate(text: str) -> bool:
+    """`is_degenerate` of the sentence as it is shown: the model's markers are taken out first,
+    so that "[1]" cannot hide a line of repeated words."""
+    return is_degenerate(strip_markers(text)[0])
 
 
 def with_quote(
