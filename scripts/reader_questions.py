@@ -1,18 +1,27 @@
-"""In-domain training questions for the sentence reader, from the manual pages on this machine.
+"""In-domain training questions for the sentence reader, from the documentation on this machine.
 
-The manual pages installed here (Debian's, rendered by `man`) are ingested into a scratch data
-directory as a user would ingest them; never the pages of the docqa-dev set, which stays for
-measuring. For a sample of their chunks, a teacher model (Qwen2.5-Coder-1.5B-Instruct by default)
-writes one question the chunk answers, in its own words, and the short answer copied from it;
-a pair whose answer is not in the chunk verbatim, or that the question gives away, is dropped.
-Each kept question is then searched as the answer engine searches it, and every sentence of the
-retrieved chunks becomes a candidate, labelled 1 when it holds the answer and comes from the page
-the question was written on. One question in four is searched with its own page left out of the
-index: a question whose documents lack the answer, every candidate 0.
+The manual pages installed here (Debian's, rendered by `man`) and the packages' own documents
+under /usr/share/doc (READMEs, FAQs, HTML manuals) are ingested into a scratch data directory as
+a user would ingest them; never those the docqa-dev set was made from, which stay for measuring.
+For a sample of their chunks, one sentence stating something (`TARGET_WORDS`) is picked and a
+teacher model (Qwen2.5-Coder-1.5B-Instruct by default) writes the question a user would ask that
+it answers, in its own words; a reply that is no single question, or copies the sentence, is
+dropped. Each kept question is then searched as the answer engine searches it, and every
+sentence of the retrieved chunks becomes a candidate, labelled 1 when it is the target sentence.
 
-The pages used are listed in the output's `pages`, so anyone can see what the reader saw.
+One question in four becomes one whose documents lack the answer, every candidate 0: alternately
+searched with its own page left out of the index (the documents are about something else), and
+with every retrieved chunk holding the target dropped (the documents are about the same program
+and only lack the fact: the harder case, as in docqa-dev's unanswerable questions).
 
-    python scripts/reader_questions.py --out scripts/data/reader-manpages.jsonl
+`--tricks` writes SQuAD 2.0's kind of unanswerable question instead: one the target sentence seems
+to answer and does not (another value, another case), kept only when the teacher, asked afresh
+whether the sentence answers it, says no; every candidate is labelled 0.
+
+The documents used are listed in the output's first line (`pages`), so anyone can see what the
+reader saw. Examples are written as they are made, so an interrupted run keeps what it made.
+
+    python scripts/reader_questions.py --out scripts/data/reader-questions.jsonl
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import random
-import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -28,12 +37,13 @@ from pathlib import Path
 
 from footnote.answer import evidence
 from footnote.answer.citations import CitationChecker
+from footnote.answer.terms import content_terms
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.core.filters import SearchFilter
-from footnote.evaluation.docqa import contains_answer
+from footnote.core.sentences import split_sentences
 from footnote.models.base import GenerationParams, Message
-from footnote.training.reader_data import ReaderExample, save_examples
+from footnote.training.reader_data import ReaderExample, open_examples, write_example
 
 MAN_ROOT = Path("/usr/share/man")
 SECTIONS = ("man1", "man5", "man8")
@@ -61,15 +71,13 @@ HELD_FOR_MEASURING = {
 }
 MAX_CANDIDATES = 12
 MIN_PAGE_CHARS = 3000
+# A target sentence says something a user could ask about: at least this many words, at most that.
+TARGET_WORDS = (8, 60)
 PROMPT = (
-    'Passage from the manual of {name}:\n"""\n{passage}\n"""\n'
-    "Write one question that this passage answers, as a user of {name} would ask it, in your own "
-    "words (do not copy the passage's phrasing), and its short answer (a few words, a number or an "
-    "option) copied exactly from the passage. Reply in two lines:\nQuestion: ...\nAnswer: ..."
-)
-_ANSWER = re.compile(
-    r"^(?:question:\s*)?(?P<question>[^\n]+?\?)\s*(?:short )?answer:\s*(?P<answer>.+)$",
-    re.DOTALL | re.IGNORECASE,
+    'From the manual of {name}, under "{heading}":\n"{sentence}"\n'
+    "Write one question that a user of {name} would ask and that this sentence answers. Use your "
+    "own words, not the sentence's phrasing, and do not give the answer away. Reply with the "
+    "question alone."
 )
 
 
@@ -81,6 +89,68 @@ def page_names(seed: int, count: int) -> list[Path]:
     ]
     random.Random(seed).shuffle(pages)
     return pages[: count * 3]
+
+
+DOC_ROOT = Path("/usr/share/doc")
+DOC_SUFFIXES = (".md", ".md.gz", ".html", ".txt", ".txt.gz")
+# Packages whose documents the docqa-dev set holds (or that ship the same programs): never read.
+HELD_PACKAGES = (
+    "expat",
+    "zstd",
+    "ffi",
+    "underscore",
+    "xtrans",
+    "xslt",
+    "png",
+    "nettle",
+    "ssl",
+    "systemd",
+    "python",
+    "pip",
+    "pyenv",
+    "valgrind",
+    "lsof",
+    "sed",
+    "find",
+    "grep",
+    "tar",
+    "ssh",
+)
+# SQuAD 2.0's way of making unanswerable questions: one the sentence seems to answer and does not.
+TRICK_PROMPT = (
+    'From the manual of {name}, under "{heading}":\n"{sentence}"\n'
+    "Write one question that a user of {name} might ask, that seems to be answered by this sentence "
+    "but is not: it asks for a detail the sentence does not give (another value, another option, "
+    "another case or the opposite case). Use your own words. Reply with the question alone."
+)
+
+# A trick question is kept only when the teacher, asked afresh, says the sentence does not answer it.
+CHECK_PROMPT = (
+    'Sentence from the manual of {name}: "{sentence}"\nQuestion: {question}\n'
+    "Does the sentence state the answer to the question? Reply yes or no."
+)
+
+
+def package_documents(seed: int, count: int) -> list[Path]:
+    """A sample of the packages' own documents (READMEs, FAQs, manuals in HTML), at most
+    three from one package, none from the packages docqa-dev was made from."""
+    found = sorted(
+        p
+        for p in DOC_ROOT.rglob("*")
+        if p.is_file()
+        and p.name.lower().endswith(DOC_SUFFIXES)
+        and not any(word in p.relative_to(DOC_ROOT).parts[0] for word in HELD_PACKAGES)
+        and not any(word in p.name.lower() for word in ("changelog", "news", "copyright"))
+    )
+    random.Random(seed).shuffle(found)
+    chosen: list[Path] = []
+    per_package: dict[str, int] = {}
+    for path in found:
+        package = path.relative_to(DOC_ROOT).parts[0]
+        if per_package.get(package, 0) < 3:
+            per_package[package] = per_package.get(package, 0) + 1
+            chosen.append(path)
+    return chosen[:count]
 
 
 def render(page: Path) -> str:
@@ -99,24 +169,59 @@ def render(page: Path) -> str:
     return text.decode("utf-8", "replace")
 
 
-def ask_teacher(app, name: str, passage: str) -> tuple[str, str] | None:
-    messages = [Message("user", PROMPT.format(name=name, passage=passage))]
-    reply = "".join(app.generator.stream(messages, GenerationParams(max_tokens=80, temperature=0.0)))
-    match = _ANSWER.match(reply.strip())
-    if match is None:
-        return None
-    question = " ".join(match.group("question").split())
-    answer = match.group("answer").strip().splitlines()[0].strip().strip("`\"'.")
-    if not answer or len(answer.split()) > 8 or len(answer) < 2:
-        return None
-    if not contains_answer(passage, [answer]) or contains_answer(question, [answer]):
-        return None
-    return question, answer
+def target_sentences(text: str) -> list[str]:
+    """The sentences of a chunk a question may be written on (long enough to state something)."""
+    found = []
+    for start, end in split_sentences(text):
+        sentence = " ".join(text[start:end].split())
+        if TARGET_WORDS[0] <= len(sentence.split()) <= TARGET_WORDS[1]:
+            found.append(sentence)
+    return found
 
 
-def candidates_for(app, question: str, answer: str, page: str, exclude: bool) -> ReaderExample | None:
-    filters = SearchFilter(exclude_paths=(f"*/{page}",)) if exclude else None
-    hits = app.search(question, limit=5, filters=filters)
+def ask_teacher(app, name: str, heading: str, sentence: str, prompt: str = PROMPT) -> str | None:
+    """The teacher's question on `sentence`, or None when it wrote no single question."""
+    prompt = prompt.format(name=name, heading=heading or name, sentence=sentence)
+    reply = "".join(
+        app.generator.stream([Message("user", prompt)], GenerationParams(max_tokens=48, temperature=0.0))
+    )
+    question = " ".join(reply.strip().removeprefix("Question:").split())
+    if not question.endswith("?") or question.count("?") > 1 or len(question.split()) < 4:
+        return None
+    if _overlap(question, sentence) > 0.8:
+        return None  # the sentence copied, not a question a user would write
+    return question
+
+
+def teacher_says_unanswered(app, name: str, sentence: str, question: str) -> bool:
+    prompt = CHECK_PROMPT.format(name=name, sentence=sentence, question=question)
+    reply = "".join(
+        app.generator.stream([Message("user", prompt)], GenerationParams(max_tokens=2, temperature=0.0))
+    )
+    return reply.strip().lower().startswith("no")
+
+
+def _overlap(question: str, sentence: str) -> float:
+    asked = set(content_terms(question))
+    return len(asked & set(content_terms(sentence))) / max(1, len(asked))
+
+
+def _same(candidate: str, target: str) -> bool:
+    a, b = " ".join(candidate.split()), target
+    return a in b or b in a
+
+
+def candidates_for(app, question: str, target: str, page: str, negative: str) -> ReaderExample | None:
+    """The question's candidates as the engine retrieves them, labelled 1 when they are the
+    target sentence of its page. `negative`: "" keeps the target in reach; "trick" keeps it too,
+    but the question only seems answered by it; "page" leaves the question's own page out of the
+    index; "fact" drops every retrieved chunk holding the target (the rest of the page stays)."""
+    filters = SearchFilter(exclude_paths=(f"*/{page}",)) if negative == "page" else None
+    hits = app.search(question, limit=5 + (3 if negative == "fact" else 0), filters=filters)
+    if negative == "fact":
+        hits = [h for h in hits if not _same(h.text, target)][:5]
+        if not any(Path(h.path).name == page for h in hits):
+            return None  # nothing of the page is left: the "page" case, not the harder one
     if not hits:
         return None
     checker = CitationChecker(hits, None, question=question)
@@ -124,16 +229,23 @@ def candidates_for(app, question: str, answer: str, page: str, exclude: bool) ->
     texts = [hits[s.source].text[s.start : s.end] for s in spans]
     inputs = evidence.reader_candidates(hits, spans, texts)
     labels = [
-        int(not exclude and Path(hits[s.source].path).name == page and contains_answer(t, [answer]))
+        int(not negative and Path(hits[s.source].path).name == page and _same(t, target))
         for s, t in zip(spans, texts, strict=True)
     ]
-    if not exclude and not 0 < sum(labels) <= 3:
-        return None  # the answer is not found, or found so often that it says nothing
+    if negative == "trick" and not any(_same(t, target) for t in texts):
+        return None  # the sentence that seems to answer was not retrieved: no lesson in it
+    if not negative and not 0 < sum(labels) <= 2:
+        return None  # the target was not retrieved
     scores = evidence.score_sentences(question, spans, None, texts)
-    order = sorted(range(len(spans)), key=lambda i: (-labels[i], -scores[i]))[:MAX_CANDIDATES]
+    # Kept first: the answering sentences, and the one a trick question seems answered by.
+    kept = [labels[i] or (negative == "trick" and _same(texts[i], target)) for i in range(len(spans))]
+    order = sorted(range(len(spans)), key=lambda i: (-kept[i], -scores[i]))[:MAX_CANDIDATES]
     order.sort()
     return ReaderExample(
-        question, tuple(inputs[i] for i in order), tuple(labels[i] for i in order), f"man:{page}"
+        question,
+        tuple(inputs[i] for i in order),
+        tuple(labels[i] for i in order),
+        ("doc:" if "__" in page else "man:") + page,
     )
 
 
@@ -141,9 +253,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--pages", type=int, default=120)
+    parser.add_argument("--documents", type=int, default=120, help="package documents besides the pages")
     parser.add_argument("--questions", type=int, default=300)
     parser.add_argument("--teacher", default="qwen2.5-1.5b")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument(
+        "--tricks",
+        action="store_true",
+        help="write only questions the target sentence seems to answer and does not (every candidate 0)",
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="footnote-manpages-") as scratch:
@@ -158,31 +276,59 @@ def main() -> None:
                 name = page.name.removesuffix(".gz") + ".txt"
                 (corpus / name).write_text(text, encoding="utf-8")
                 used.append(name)
+        for document in package_documents(args.seed, args.documents):
+            if document.stat().st_size >= MIN_PAGE_CHARS:
+                name = "__".join(document.relative_to(DOC_ROOT).parts)
+                shutil.copyfile(document, corpus / name)
+                used.append(name)
         app = create_app(Settings(home=Path(scratch) / "home", llm=args.teacher, sentence_reader="off"))
         app.ingest([corpus])
         chunks = list(app.catalog.chunks(app.catalog.chunk_id_list()).values())
         rng.shuffle(chunks)
         examples: list[ReaderExample] = []
-        started, asked = time.monotonic(), 0
-        for chunk in chunks:
-            if len(examples) >= args.questions:
-                break
-            if len(chunk.text) < 200:
-                continue
-            page = Path(chunk.path).name
-            asked += 1
-            written = ask_teacher(app, page.split(".")[0], chunk.text[:700])
-            if written is None:
-                continue
-            example = candidates_for(app, *written, page, exclude=len(examples) % 4 == 3)
-            if example is not None:
-                examples.append(example)
-                print(
-                    f"{len(examples)}/{args.questions} ({asked} asked, {time.monotonic() - started:.0f} s): "
-                    f"{written[0]} -> {written[1]}",
-                    flush=True,
-                )
-    save_examples(args.out, examples, {"pages": used, "teacher": args.teacher, "seed": args.seed})
+        about = {"pages": used, "teacher": args.teacher, "seed": args.seed}
+        with open_examples(args.out, about) as out:
+            started, asked = time.monotonic(), 0
+            for chunk in chunks:
+                if len(examples) >= args.questions:
+                    break
+                targets = target_sentences(chunk.text)
+                if not targets:
+                    continue
+                target = rng.choice(targets)
+                page = Path(chunk.path).name
+                heading = " / ".join(chunk.heading_path)
+                asked += 1
+                program = page.split(".")[0]
+                written = ask_teacher(app, program, heading, target, TRICK_PROMPT if args.tricks else PROMPT)
+                if (
+                    written is not None
+                    and args.tricks
+                    and not teacher_says_unanswered(app, program, target, written)
+                ):
+                    written = None
+                if written is None:
+                    print(
+                        f"  ({asked} asked, {time.monotonic() - started:.0f} s): no usable question",
+                        flush=True,
+                    )
+                    continue
+                kept = len(examples)
+                negative = "" if kept % 4 != 3 else ("page", "fact")[kept // 4 % 2]
+                if args.tricks:
+                    negative = "trick"
+                example = candidates_for(app, written, target, page, negative)
+                if example is None:
+                    print(f"  ({asked} asked): {written}: not kept", flush=True)
+                else:
+                    examples.append(example)
+                    write_example(out, example)
+                    print(
+                        f"{len(examples)}/{args.questions} ({asked} asked, "
+                        f"{time.monotonic() - started:.0f} s): {negative or 'answerable'}: {written}",
+                        flush=True,
+                    )
+        app.close()
     print(f"saved {len(examples)} questions from {len(used)} pages to {args.out}")
 
 

@@ -5,8 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from footnote.errors import ConfigError
 from footnote.models.sentence_reader import CONTEXT_MARK, reader_input
-from footnote.training.reader_data import split_by_group, squad_examples
+from footnote.training.reader_data import (
+    load_examples,
+    open_examples,
+    split_by_group,
+    squad_examples,
+    write_example,
+)
 
 PARAGRAPH = (
     "The Fresnel lens was invented by Augustin-Jean Fresnel in 1822. "
@@ -94,3 +103,24 @@ def test_documents_are_split_whole(tmp_path: Path) -> None:
 
     assert {e.group for e in training} == {"Lighthouses"}
     assert {e.group for e in held} == {"Honeybees"}
+
+
+def test_examples_written_one_at_a_time_load_back_whole(tmp_path: Path) -> None:
+    examples = squad_examples(squad_file(tmp_path))
+    path = tmp_path / "made" / "questions.jsonl"
+    with open_examples(path, {"pages": ["gzip.1.txt"]}) as out:
+        for example in examples:
+            write_example(out, example)
+
+    assert load_examples(path) == examples
+    assert json.loads(path.read_text(encoding="utf-8").splitlines()[0]) == {
+        "about": {"pages": ["gzip.1.txt"]}
+    }
+
+
+def test_a_file_that_holds_no_examples_names_the_script_that_makes_them(tmp_path: Path) -> None:
+    path = tmp_path / "questions.jsonl"
+    path.write_text('{"about": {}}\n{"question": "no candidates"}\n', encoding="utf-8")
+
+    with pytest.raises(ConfigError, match=r"scripts/reader_questions\.py"):
+        load_examples(path)

@@ -24,6 +24,14 @@ LICENCE = (
     "CC BY-SA 4.0: trained on SQuAD 2.0 articles (Rajpurkar, Jia and Liang, 2018) from the "
     "CS224N split of the SQuAD 2.0 development set; weights initialised from all-MiniLM-L6-v2 (Apache-2.0)"
 )
+# With --extra files from scripts/reader_questions.py the reader also learns from sentences of
+# Debian's manual pages and package documents (each under its own free licence, every document
+# named in the file's first line) and from questions Qwen2.5-Coder-1.5B-Instruct (Apache-2.0) wrote.
+EXTRA_LICENCE = (
+    "; also trained on sentences of Debian manual pages and package documents, each under its own "
+    "free licence (listed in the examples file's first line), with questions written by "
+    "Qwen2.5-Coder-1.5B-Instruct (Apache-2.0)"
+)
 
 
 def train_reader(
@@ -72,7 +80,8 @@ def train_reader(
         checkpoint = target.parent / f"{target.name}.pt"
         save_weights(model, checkpoint)
         report["checkpoint"] = str(checkpoint)
-        manifest = {"base": BASE_MODEL, "licence": LICENCE, "training": report}
+        licence = LICENCE + (EXTRA_LICENCE if extra else "")
+        manifest = {"base": BASE_MODEL, "licence": licence, "training": report}
         report["files"] = export_reader(model, base, target, manifest)["files"]
     return report
 

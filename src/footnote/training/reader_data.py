@@ -15,6 +15,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from footnote.answer.terms import content_terms
 from footnote.core.sentences import split_sentences
@@ -123,18 +124,22 @@ def split_by_group(examples: Sequence[ReaderExample], held_out: Iterable[str]) -
     return [e for e in examples if e.group not in held], [e for e in examples if e.group in held]
 
 
-def save_examples(path: Path, examples: Sequence[ReaderExample], about: dict) -> None:
-    """Write `examples` as JSON lines after one line saying where they come from (`about`)."""
+def open_examples(path: Path, about: dict) -> TextIO:
+    """A new examples file holding its `about` line, open for `write_example`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as out:
-        out.write(json.dumps({"about": about}) + "\n")
-        for e in examples:
-            row = {"question": e.question, "candidates": e.candidates, "labels": e.labels, "group": e.group}
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    out = path.open("w", encoding="utf-8")
+    out.write(json.dumps({"about": about}) + "\n")
+    return out
+
+
+def write_example(out: TextIO, e: ReaderExample) -> None:
+    row = {"question": e.question, "candidates": e.candidates, "labels": e.labels, "group": e.group}
+    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    out.flush()
 
 
 def load_examples(path: Path) -> list[ReaderExample]:
-    """The examples `save_examples` wrote."""
+    """The examples written by `open_examples` and `write_example`."""
     examples = []
     try:
         for line in path.read_text(encoding="utf-8").splitlines()[1:]:
