@@ -18,8 +18,8 @@ by the reader(s) given. Reported, in sample and cross-validated by document side
 `--save-signals FILE` writes each question's signals as JSON lines, so a model can be fitted over
 several sets at once (`benchmarks/decline_model.py`).
 
-`--read-top N` has the reader read only the blend's best N sentences of each question, as the
-engine does (`evidence.READ_SENTENCES`).
+`--read-top N` has the reader read only the blend's best N sentences of each question (the engine
+reads every one).
 
 A set whose reader was trained on some of its documents takes `--reader-for GROUP=FOLDER`, so each
 document is read by a reader that never saw it (the cross-validated reader figure).
@@ -245,6 +245,11 @@ def coverage_without(p: Prepared, default_rule: bool = False, kinds: bool = Fals
         evidence._ASKS_DEFAULT, evidence.asked_kinds = saved
 
 
+def best_of(scores: Sequence[float], count: int) -> list[int]:
+    """The indices of the `count` best `scores`, in their original order."""
+    return sorted(sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:count])
+
+
 def readers_for(args: argparse.Namespace) -> Callable[[str], OnnxSentenceReader]:
     default = OnnxSentenceReader(ReaderFiles(Path(args.reader)) if args.reader else bundled_reader_files())
     by_group = {}
@@ -291,7 +296,7 @@ def main() -> None:
     read, read_seconds = [], []
     for p in prepared:
         candidates = evidence.reader_candidates(p.hits, p.spans, p.texts)
-        shortlist = evidence.shortlist(p.shipped, args.read_top or len(candidates))
+        shortlist = best_of(p.shipped, args.read_top or len(candidates))
         began = time.perf_counter()
         scores = reader_of(p.group).score(p.item.question, [candidates[i] for i in shortlist])
         read_seconds.append(time.perf_counter() - began)

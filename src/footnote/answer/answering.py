@@ -15,7 +15,6 @@ from footnote.answer import gates
 from footnote.answer.budget import pack_sources
 from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
 from footnote.answer.evidence import (
-    READ_SENTENCES,
     Answerable,
     Passage,
     answerability,
@@ -23,7 +22,6 @@ from footnote.answer.evidence import (
     reader_probability,
     score_sentences,
     select_passages,
-    shortlist,
     with_reader,
 )
 from footnote.answer.history import Standalone, condense_question, leans_on_conversation, recent_turns
@@ -268,9 +266,8 @@ class Answering:
         reader = self.engine.support.reader
         read: dict[int, float] = {}
         if reader is not None and spans and reads(reader.languages, self.language):
-            chosen = shortlist(scores, READ_SENTENCES)
             candidates = reader_candidates(checker.sources, spans, texts)
-            read = dict(zip(chosen, reader.score(question, [candidates[i] for i in chosen]), strict=True))
+            read = dict(enumerate(reader.score(question, candidates)))
             scores = with_reader(scores, read)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(
