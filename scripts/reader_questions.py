@@ -71,7 +71,8 @@ HELD_FOR_MEASURING = {
 }
 MAX_CANDIDATES = 12
 MIN_PAGE_CHARS = 3000
-# A target sentence says something a user could ask about: at least this many words, at most that.
+# A target sentence says something a user could ask about: at least this many words (`--shortest`
+# lowers it: "The default is 32768 bytes." answers too), at most that.
 TARGET_WORDS = (8, 60)
 PROMPT = (
     'From the manual of {name}, under "{heading}":\n"{sentence}"\n'
@@ -169,12 +170,12 @@ def render(page: Path) -> str:
     return text.decode("utf-8", "replace")
 
 
-def target_sentences(text: str) -> list[str]:
+def target_sentences(text: str, shortest: int = TARGET_WORDS[0]) -> list[str]:
     """The sentences of a chunk a question may be written on (long enough to state something)."""
     found = []
     for start, end in split_sentences(text):
         sentence = " ".join(text[start:end].split())
-        if TARGET_WORDS[0] <= len(sentence.split()) <= TARGET_WORDS[1]:
+        if shortest <= len(sentence.split()) <= TARGET_WORDS[1]:
             found.append(sentence)
     return found
 
@@ -258,6 +259,9 @@ def main() -> None:
     parser.add_argument("--teacher", default="qwen2.5-1.5b")
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument(
+        "--shortest", type=int, default=TARGET_WORDS[0], help="fewest words of a target sentence"
+    )
+    parser.add_argument(
         "--tricks",
         action="store_true",
         help="write only questions the target sentence seems to answer and does not (every candidate 0)",
@@ -286,13 +290,13 @@ def main() -> None:
         chunks = list(app.catalog.chunks(app.catalog.chunk_id_list()).values())
         rng.shuffle(chunks)
         examples: list[ReaderExample] = []
-        about = {"pages": used, "teacher": args.teacher, "seed": args.seed}
+        about = {"pages": used, "teacher": args.teacher, "seed": args.seed, "shortest": args.shortest}
         with open_examples(args.out, about) as out:
             started, asked = time.monotonic(), 0
             for chunk in chunks:
                 if len(examples) >= args.questions:
                     break
-                targets = target_sentences(chunk.text)
+                targets = target_sentences(chunk.text, args.shortest)
                 if not targets:
                     continue
                 target = rng.choice(targets)

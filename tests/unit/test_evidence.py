@@ -342,8 +342,8 @@ def test_the_evidence_reader_streams_what_it_answers(tmp_path: Path) -> None:
 
 
 def test_the_readers_probability_joins_the_scores_of_what_it_read() -> None:
-    joined = evidence.with_reader([0.5, 0.4, 0.3], {1: 30.0, 2: -30.0}, weight=0.5)
+    joined = evidence.with_reader([0.5, 0.4, 0.3], [0.0, 30.0, -30.0], weight=0.5)
 
-    assert joined[0] == 0.5
+    assert joined[0] == pytest.approx(0.75)
     assert joined[1] == pytest.approx(0.9)
     assert joined[2] == pytest.approx(0.3)

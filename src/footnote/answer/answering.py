@@ -264,19 +264,16 @@ class Answering:
         texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
         scores = score_sentences(question, spans, checker.question_vector, texts)
         reader = self.engine.support.reader
-        read: dict[int, float] = {}
+        read: list[float] = []
         if reader is not None and spans and reads(reader.languages, self.language):
-            candidates = reader_candidates(checker.sources, spans, texts)
-            read = dict(enumerate(reader.score(question, candidates)))
+            read = reader.score(question, reader_candidates(checker.sources, spans, texts))
             scores = with_reader(scores, read)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(
             checker.sources, spans, scores, count_tokens, self.engine.policy.evidence_tokens
         )
         # The reader joins the decision to decline only with its own floor set.
-        best_read = (
-            reader_probability(max(read.values())) if read and self.engine.policy.reader_floor else None
-        )
+        best_read = reader_probability(max(read)) if read and self.engine.policy.reader_floor else None
         return passages, Answerable(answerability(question, spans, texts), best_read)
 
     def _quote_instead(

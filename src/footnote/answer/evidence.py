@@ -252,14 +252,10 @@ def reader_probability(logit: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
 
 
-def with_reader(
-    scores: Sequence[float], read: dict[int, float], weight: float = READER_WEIGHT
-) -> list[float]:
-    """The blend's `scores` plus `weight` times the reader's probability, for the sentences it
-    read (`read`: index -> logit)."""
-    return [
-        score + weight * reader_probability(read[i]) if i in read else score for i, score in enumerate(scores)
-    ]
+def with_reader(scores: Sequence[float], read: Sequence[float], weight: float = READER_WEIGHT) -> list[float]:
+    """The blend's `scores` plus `weight` times the reader's probability (`read`: its logit for
+    each sentence, in order)."""
+    return [score + weight * reader_probability(logit) for score, logit in zip(scores, read, strict=True)]
 
 
 def score_sentences(
