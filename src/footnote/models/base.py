@@ -46,6 +46,11 @@ class Embedder(ABC):
     def embed(self, text: str) -> Vector:
         return self.embed_batch([text])[0]
 
+    def embed_query(self, text: str) -> Vector:
+        """A search query's vector: `embed` unless the model was trained to mark queries apart
+        from the passages they find (e5's `query: ` and `passage: `)."""
+        return self.embed(text)
+
     def embed_many(self, texts: Sequence[str], batch_size: int = 32) -> list[Vector]:
         vectors: list[Vector] = []
         for start in range(0, len(texts), batch_size):

