@@ -19,6 +19,16 @@ the default is chosen from.
     python benchmarks/retrieval_chinese.py terms ../shared/data/rgb-zh-dev
     python benchmarks/retrieval_chinese.py fusion ../shared/data/rgb-zh-dev --index-dir /tmp/rgb-index
 
+`languages` reads an index built by `footnote eval retrieval DATASET --index-dir DIR` with the
+language embedder on (multilingual-e5-small: `FOOTNOTE_LANGUAGE_EMBEDDER`, the default), and
+scores its Chinese queries with e5's list and without it, then the same questions asked in
+English (`--english`: a translation of some of them; `benchmarks/data/rgb-zh-dev-queries-en.jsonl`
+holds 40 translated by hand) over the Chinese passages: keyword, MiniLM, e5's list alone, and
+hybrid for each share of the vote e5's list has on a query MiniLM reads (`rrf_cross_language_weight`):
+
+    python benchmarks/retrieval_chinese.py languages ../shared/data/rgb-zh-dev --index-dir /tmp/rgb-e5 \
+        --english benchmarks/data/rgb-zh-dev-queries-en.jsonl
+
 `join` writes one BEIR folder from several (ids prefixed by each folder's name), a mixed-language
 corpus whose queries `footnote eval retrieval` then scores per language:
 
@@ -43,6 +53,7 @@ from unittest import mock
 
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.core import cjk
 from footnote.core.document import Chunk
 from footnote.core.span import Span
 from footnote.evaluation.beir import BeirDataset, load_beir
@@ -54,13 +65,16 @@ from footnote.evaluation.retrieval import (
     evaluation_params,
     run_evaluation,
 )
-from footnote.retrieval import cjk, keyword
+from footnote.models.cpu import machine
+from footnote.retrieval import keyword
+from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store import catalog as catalog_module
 from footnote.store.catalog import Catalog, DocumentEntry
 from footnote.store.sqlite import SqliteCatalog
 
 RESULTS = Path(__file__).parent / "results"
 UNREAD_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
+CROSS_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
 
 
 def _pairs(run: str) -> list[str]:
@@ -155,6 +169,76 @@ def measure_fusion(dataset: BeirDataset, index_dir: Path) -> dict[str, Any]:
     }
 
 
+def measure_languages(dataset: BeirDataset, index_dir: Path, english: Path | None) -> dict[str, Any]:
+    app = create_app(Settings(home=index_dir))
+    try:
+        app.keep_keyword_index(wait=True)
+        retriever, base = app.retriever(), app.retrieval_params(10)
+        language = app.language_vectors
+        if language is None:
+            raise SystemExit(f"no language embedder: {app.models.language_embedder_missing}")
+        # e5's list alone, whatever the query's language: its vectors and index as the only dense list.
+        postings = retriever.keyword_index
+        e5_only = HybridRetriever(app.catalog, language.vectors, language.embedder, None, postings)
+        without = HybridRetriever(
+            app.catalog, app.vectors, app.embedder, None, postings, retriever.dense_languages
+        )
+        runs = {
+            "keyword": (retriever, "keyword"),
+            "dense e5": (e5_only, "dense"),
+            "hybrid without e5": (without, "hybrid"),
+            "hybrid": (retriever, "hybrid"),
+        }
+        chinese = {name: _scored(r, dataset, base, mode, name) for name, (r, mode) in runs.items()}
+        figures: dict[str, Any] = {
+            "part": "languages",
+            "settings": {"language_embedder": language.embedder.identity, "embedder": app.embedder.identity},
+            "language_index_chunks": language.vectors.count(),
+            "chinese_queries": chinese,
+        }
+        if english is not None:
+            asked = _english_queries(dataset, english)
+            crossing = {
+                f"hybrid cross_language_weight={weight}": _scored(
+                    retriever, asked, replace(base, cross_language_weight=weight), "hybrid", f"en {weight}"
+                )
+                for weight in CROSS_WEIGHTS
+            }
+            same = replace(dataset, queries={i: dataset.queries[i] for i in asked.queries})
+            figures["english_queries"] = {
+                "source": str(english),
+                "queries": len(asked.queries),
+                "the same questions in chinese": {
+                    name: _scored(r, same, base, mode, f"zh {name}") for name, (r, mode) in runs.items()
+                },
+                "keyword": _scored(retriever, asked, base, "keyword", "en keyword"),
+                "dense minilm": _scored(without, asked, base, "dense", "en dense minilm"),
+                "dense e5": _scored(e5_only, asked, base, "dense", "en dense e5"),
+                **crossing,
+            }
+    finally:
+        app.close()
+    return figures
+
+
+def _scored(
+    retriever: HybridRetriever, dataset: BeirDataset, base: RetrievalParams, mode: str, label: str
+) -> dict[str, Any]:
+    result = evaluate_mode(retriever, dataset, evaluation_params(base, mode), label=label).to_dict()
+    print(
+        f"{label:40s} nDCG@10 {result['ndcg_at_10']:.4f}  Recall@100 {result['recall_at_100']:.4f}",
+        flush=True,
+    )
+    return result
+
+
+def _english_queries(dataset: BeirDataset, path: Path) -> BeirDataset:
+    """`dataset` asked with the English texts of `path` (BEIR queries), those alone."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    queries = {str(row["_id"]): str(row["text"]) for row in rows if str(row["_id"]) in dataset.qrels}
+    return replace(dataset, queries=queries)
+
+
 def _figures(result: dict[str, Any]) -> str:
     """nDCG@10 overall, and per language for a mixed set."""
     languages = "".join(f"  {code} {m['ndcg@10']:.4f}" for code, m in result["by_language"].items())
@@ -207,10 +291,13 @@ def join_sets(folders: list[Path], out: Path, split: str = "test") -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("part", choices=("terms", "fusion", "join"))
+    parser.add_argument("part", choices=("terms", "fusion", "languages", "join"))
     parser.add_argument("dataset", type=Path, nargs="+", help="one BEIR folder (join: several)")
     parser.add_argument("--out", type=Path, help="join: the folder to write")
-    parser.add_argument("--index-dir", type=Path, help="fusion: the index `footnote eval retrieval` built")
+    parser.add_argument(
+        "--index-dir", type=Path, help="fusion, languages: the index `footnote eval retrieval` built"
+    )
+    parser.add_argument("--english", type=Path, help="languages: English texts of some of the queries")
     parser.add_argument("--tag", default="", help="added to the result file's name")
     args = parser.parse_args()
     if args.part == "join":
@@ -222,11 +309,13 @@ def main() -> None:
     dataset = load_beir(args.dataset[0])
     if args.part == "terms":
         figures = measure_terms(dataset)
+    elif args.index_dir is None:
+        parser.error(f"{args.part} needs --index-dir")
+    elif args.part == "languages":
+        figures = measure_languages(dataset, args.index_dir, args.english)
     else:
-        if args.index_dir is None:
-            parser.error("fusion needs --index-dir")
         figures = measure_fusion(dataset, args.index_dir)
-    figures = {"dataset": dataset.name, "queries": len(dataset.queries), **figures}
+    figures = {"dataset": dataset.name, "queries": len(dataset.queries), **figures, "machine": machine()}
     RESULTS.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     tag = f"-{args.tag}" if args.tag else ""

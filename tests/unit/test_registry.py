@@ -211,10 +211,12 @@ def test_resolve_embedder_refuses_an_llm_name() -> None:
         resolve_embedder("smollm2-135m", verify=False)
 
 
-def test_list_models_reports_both_bundled_models_installed() -> None:
+def test_list_models_reports_the_bundled_models_installed() -> None:
     statuses = {status.name: status for status in list_models()}
 
-    assert set(statuses) == {"smollm2-135m", "minilm-l6"}
+    assert set(statuses) == {"smollm2-135m", "minilm-l6", "multilingual-e5-small"}
+    e5 = statuses["multilingual-e5-small"]
+    assert e5.kind == "embedder" and e5.installed and e5.location is not None and e5.location.is_file()
     llm, embedder = statuses["smollm2-135m"], statuses["minilm-l6"]
     assert (llm.kind, embedder.kind) == ("llm", "embedder")
     assert llm.installed and embedder.installed
