@@ -362,11 +362,15 @@ def create_app(
     generator: Generator | None = None,
     judge: SupportJudge | None = None,
     language_generator: Generator | None = None,
+    language_embedder: Embedder | None = None,
 ) -> Application:
     """The application on `settings` (by default the environment's), with any model handed in
     used instead of the one the settings name."""
     settings = settings or Settings()
-    return Application(settings, Models(settings, embedder, generator, judge, language_generator))
+    models = Models(
+        settings, embedder, generator, judge, language_generator, language_embedder=language_embedder
+    )
+    return Application(settings, models)
 
 
 @contextmanager

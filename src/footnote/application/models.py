@@ -40,6 +40,7 @@ class Models:
         judge: SupportJudge | None = None,
         language_generator: Generator | None = None,
         reader: SentenceReader | None = None,
+        language_embedder: Embedder | None = None,
     ) -> None:
         self.settings = settings
         self._embedder = embedder
@@ -50,7 +51,7 @@ class Models:
         self._language_generator = language_generator
         self._language_generator_missing = ""  # why no language model could be opened
         self._reader = reader
-        self._language_embedder: Embedder | None = None
+        self._language_embedder = language_embedder
         self.language_embedder_missing = ""  # why no language embedder could be opened
 
     # --- the embedder ----------------------------------------------------------------------
