@@ -8,8 +8,8 @@ so nothing unchecked runs; the package's own Python module is never imported.
 e5 was trained with prefixes: texts to be found are embedded as `passage: …` (the engine
 adds it in `embed_batch`), questions as `query: …` (`embed_query`). Texts longer than the
 model's 512 tokens would be read by the engine in windows whose mean is taken, for a
-time that grows with the text (36 s for 8,192 Chinese characters on one busy core); they
-are cut to the model's 512 tokens instead, as the original model truncates. Input is
+time that grows with the text; they are cut to the model's 512 tokens instead, as the
+original model truncates. Input is
 cleaned first of what C strings cannot carry (NUL characters, lone surrogates). The
 engine's kernels need AVX2: on a CPU without it loading is refused with an error instead
 of the illegal instruction that would end the process.
@@ -135,9 +135,10 @@ class E5Embedder(Embedder):
 
 def _load_engine(path: Path) -> Any:
     """The engine, its OpenMP threads sleeping while they wait unless OMP_WAIT_POLICY says
-    otherwise: spinning, they made one query take 1.66 s instead of 30 ms on two cores that
-    other work kept busy (`benchmarks/embed_chinese.py`). The engine's OpenMP library is its own
-    copy, which reads the variable once, when loaded; the process's environment is left as it was."""
+    otherwise: spinning, they made a Chinese question take 1,946 ms instead of 148 ms on two
+    cores that other work kept busy (`embed_chinese-rgb-zh-dev-20261205-032419.json`). The
+    engine's OpenMP library is its own copy, which reads the variable once, when loaded; the
+    process's environment is left as it was."""
     chosen = os.environ.get(OMP_WAIT)
     os.environ[OMP_WAIT] = chosen or "PASSIVE"
     try:
