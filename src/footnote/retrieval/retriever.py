@@ -230,7 +230,7 @@ class HybridRetriever:
         index: VectorIndex | None = None,
     ) -> list[tuple[int, float]]:
         """The nearest chunks in `index` (by default the embedder's)."""
-        index = index or self.vectors
+        index = self.vectors if index is None else index
         if filters is None:
             return index.query(query_vector, limit)
         allowed = self.catalog.document_ids(filters) if filters.filters_paths else None
