@@ -204,7 +204,7 @@ def measure_languages(dataset: BeirDataset, index_dir: Path, english: Path | Non
                 )
                 for weight in CROSS_WEIGHTS
             }
-            same = replace(dataset, queries={i: dataset.queries[i] for i in asked.queries})
+            same = replace(asked, queries={i: dataset.queries[i] for i in asked.queries})
             figures["english_queries"] = {
                 "source": str(english),
                 "queries": len(asked.queries),
@@ -236,7 +236,7 @@ def _english_queries(dataset: BeirDataset, path: Path) -> BeirDataset:
     """`dataset` asked with the English texts of `path` (BEIR queries), those alone."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     queries = {str(row["_id"]): str(row["text"]) for row in rows if str(row["_id"]) in dataset.qrels}
-    return replace(dataset, queries=queries)
+    return replace(dataset, queries=queries, qrels={i: dataset.qrels[i] for i in queries})
 
 
 def _figures(result: dict[str, Any]) -> str:
