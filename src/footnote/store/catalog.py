@@ -363,6 +363,10 @@ class Catalog(ABC):
         return sorted(self.chunk_ids())
 
     @abstractmethod
+    def embedded_languages(self) -> dict[int, str]:
+        """Every chunk whose vector is stored, with its detected language."""
+
+    @abstractmethod
     def filtered_chunk_ids(self, filters: SearchFilter) -> set[int]:
         """Ids of the chunks of the documents `filters` lets through."""
 

@@ -27,6 +27,7 @@ class CopyReport:
     chunks: int
     vectors: int
     keys: int = 0  # scoped API keys, copied by their hash
+    language_vectors: int = 0  # of the second index, chunks in languages the embedder does not read
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,17 @@ def copy_index(
     for key in keys:
         target.add_key(key)
     return CopyReport(len(documents), len(ids), vectors, len(keys))
+
+
+def copy_vectors(source: Catalog, source_vectors: VectorIndex, target_vectors: VectorIndex) -> int:
+    """Copy every vector of `source_vectors` (the second index: it holds some chunks only) whose
+    chunk `source` holds; returns how many."""
+    ids = sorted(source_vectors.ids())
+    copied = 0
+    for start in range(0, len(ids), BATCH):
+        records = source.chunks(ids[start : start + BATCH])
+        copied += _copy_vectors(source_vectors.vectors(sorted(records)), records, target_vectors)
+    return copied
 
 
 def _copy_vectors(found: dict[int, Vector], records: dict[int, ChunkRecord], target: VectorIndex) -> int:

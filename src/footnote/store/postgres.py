@@ -278,6 +278,12 @@ class PostgresCatalog(Catalog):
     def chunk_ids(self) -> dict[int, bool]:
         return {int(i): bool(e) for i, e in self._rows("SELECT id, embedded FROM chunks")}
 
+    def embedded_languages(self) -> dict[int, str]:
+        return {
+            int(i): str(language)
+            for i, language in self._rows("SELECT id, language FROM chunks WHERE embedded")
+        }
+
     def chunk_id_list(self) -> list[int]:
         return [int(row[0]) for row in self._rows("SELECT id FROM chunks ORDER BY id")]
 

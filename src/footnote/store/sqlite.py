@@ -212,6 +212,11 @@ class SqliteCatalog(Catalog):
         with self._lock:
             return {int(row[0]): bool(row[1]) for row in self._db.execute("SELECT id, embedded FROM chunks")}
 
+    def embedded_languages(self) -> dict[int, str]:
+        with self._lock:
+            rows = self._db.execute("SELECT id, language FROM chunks WHERE embedded = 1")
+            return {int(row[0]): str(row[1]) for row in rows}
+
     def mark_pending(self, ids: Sequence[int]) -> None:
         with self._transaction() as db:
             db.executemany("UPDATE chunks SET embedded = 0 WHERE id = ?", [(i,) for i in ids])
