@@ -234,15 +234,32 @@ def distractor_rate(
 
 def coverage_without(p: Prepared, default_rule: bool = False, kinds: bool = False) -> float:
     """Today's answerability with its default rule and/or its asked-kind filter left out."""
+    return max(coverages_without(p, default_rule, kinds), default=0.0)
+
+
+def coverages_without(p: Prepared, default_rule: bool = False, kinds: bool = False) -> list[float]:
+    """Each sentence's coverage of the question, with the default rule and/or the asked-kind
+    filter left out."""
     saved = evidence._ASKS_DEFAULT, evidence.asked_kinds
     try:
         if default_rule:
             evidence._ASKS_DEFAULT = re.compile(r"(?!x)x")
         if kinds:
             evidence.asked_kinds = lambda question: frozenset()
-        return evidence.answerability(p.item.question, p.spans, p.texts)
+        return evidence.coverages(p.item.question, p.spans, p.texts)
     finally:
         evidence._ASKS_DEFAULT, evidence.asked_kinds = saved
+
+
+def joint(read: Sequence[np.ndarray], covered: Sequence[Sequence[float]]) -> np.ndarray:
+    """Per question, the best of its sentences' reader probability times their own coverage: one
+    sentence must both read as an answer and cover the question."""
+    return np.array(
+        [
+            float((sigmoid(r) * np.asarray(c)).max()) if len(r) else 0.0
+            for r, c in zip(read, covered, strict=True)
+        ]
+    )
 
 
 def best_of(scores: Sequence[float], count: int) -> list[int]:
@@ -333,6 +350,10 @@ def main() -> None:
         "reader_best_times_answerability": best * coverage,
         "reader_best_times_answerability_without_default_rule": best * without_default,
         "reader_best_times_plain_coverage": best * plain,
+        "per_sentence_reader_times_coverage": joint(read, [coverages_without(p) for p in prepared]),
+        "per_sentence_reader_times_plain_coverage": joint(
+            read, [coverages_without(p, default_rule=True, kinds=True) for p in prepared]
+        ),
     }
     measured = [question_signals(p, r) for p, r in zip(prepared, read, strict=True)]
     learned = np.array([list(m.values()) for m in measured])

@@ -302,25 +302,31 @@ def score_sentences(
 
 
 def answerability(question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str]) -> float:
-    """How well the sources can answer `question`: the best weighted share of its terms that a
-    sentence (with its paragraph's lead-in) covers, among the sentences holding a token of the
-    kind asked for (all sentences when the question asks for no particular kind); a question
-    asking for a default counts only sentences that state one or stand beside one."""
+    """How well the sources can answer `question`: the best of `coverages`."""
+    return max(coverages(question, sentences, texts), default=0.0) if content_terms(question) else 1.0
+
+
+def coverages(question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str]) -> list[float]:
+    """How well each sentence can answer `question`: the weighted share of its terms that the
+    sentence (with its paragraph's lead-in) covers, if it holds a token of the kind asked for (any
+    sentence when the question asks for no particular kind) and, for a question asking for a
+    default, if it states one or stands beside one; else 0."""
     asked = content_terms(question)
     total = sum(asked.values())
     if not total:
-        return 1.0
+        return [1.0] * len(sentences)
     kinds = asked_kinds(question)
     by_position = {(s.source, s.position): s for s in sentences}
     defaults = _stating_default(sentences, texts) if _ASKS_DEFAULT.search(question) else None
-    best = 0.0
+    covered = []
     for index, (sentence, text) in enumerate(zip(sentences, texts, strict=True)):
-        if kinds and not holds_asked_token(text, question, kinds):
-            continue
-        if defaults is not None and index not in defaults:
-            continue
-        best = max(best, _covered(asked, sentence, _context(sentence, by_position)) / total)
-    return best
+        if (kinds and not holds_asked_token(text, question, kinds)) or (
+            defaults is not None and index not in defaults
+        ):
+            covered.append(0.0)
+        else:
+            covered.append(_covered(asked, sentence, _context(sentence, by_position)) / total)
+    return covered
 
 
 def _stating_default(sentences: Sequence[SentenceSpan], texts: Sequence[str]) -> set[int]:
