@@ -46,7 +46,12 @@ from footnote.answer import evidence
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.evaluation.docqa import CORPUS_FOLDER, contains_answer, load_doc_questions
-from footnote.models.sentence_reader import OnnxSentenceReader, ReaderFiles, bundled_reader_files
+from footnote.models.sentence_reader import (
+    NO_ANSWER_CANDIDATE,
+    OnnxSentenceReader,
+    ReaderFiles,
+    bundled_reader_files,
+)
 
 RESULTS = Path(__file__).parent / "results"
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
@@ -291,6 +296,11 @@ def main() -> None:
     parser.add_argument(
         "--read-top", type=int, default=0, help="the reader reads only the blend's best N sentences (0: all)"
     )
+    parser.add_argument(
+        "--no-answer",
+        action="store_true",
+        help="the reader was trained with the no-answer candidate: score it too and decline on it",
+    )
     parser.add_argument("--tag", default="")
     parser.add_argument("--save-signals", type=Path, help="write each question's signals here (JSON lines)")
     args = parser.parse_args()
@@ -310,13 +320,17 @@ def main() -> None:
     started = time.perf_counter()
     prepared = prepare(app, items, args.top_k)
     reader_of = readers_for(args)
-    read, read_seconds = [], []
+    read, read_seconds, no_answer = [], [], []
     for p in prepared:
         candidates = evidence.reader_candidates(p.hits, p.spans, p.texts)
         shortlist = best_of(p.shipped, args.read_top or len(candidates))
         began = time.perf_counter()
-        scores = reader_of(p.group).score(p.item.question, [candidates[i] for i in shortlist])
+        extra = [NO_ANSWER_CANDIDATE] if args.no_answer else []
+        scores = reader_of(p.group).score(p.item.question, [candidates[i] for i in shortlist] + extra)
         read_seconds.append(time.perf_counter() - began)
+        if args.no_answer:
+            no_answer.append(scores[-1])
+            scores = scores[:-1]
         logits = np.full(len(candidates), -30.0)
         logits[shortlist] = scores
         read.append(logits)
@@ -331,6 +345,7 @@ def main() -> None:
         "reader_seconds_p90": round(float(np.percentile(read_seconds, 90)), 4),
         "sentences_p50": float(np.median([len(p.spans) for p in prepared])),
         "read_top": args.read_top or "all",
+        "reader": args.reader or "bundled",
     }
     report["selection"] = {
         "shipped_blend": round(
@@ -355,6 +370,15 @@ def main() -> None:
             read, [coverages_without(p, default_rule=True, kinds=True) for p in prepared]
         ),
     }
+    if args.no_answer:
+        margin = np.array(
+            [float(r.max()) - n if len(r) else -30.0 for r, n in zip(read, no_answer, strict=True)]
+        )
+        signals["reader_best_over_no_answer"] = margin
+        signals["reader_best_over_no_answer_times_answerability"] = sigmoid(margin) * coverage
+        signals["answered_share_of_softmax"] = np.array(
+            [1.0 - 1.0 / (1.0 + float(np.exp(r - n).sum())) for r, n in zip(read, no_answer, strict=True)]
+        )
     measured = [question_signals(p, r) for p, r in zip(prepared, read, strict=True)]
     learned = np.array([list(m.values()) for m in measured])
     report["declining"] = decline_rows(prepared, signals, learned)

@@ -144,3 +144,37 @@ def test_training_continued_from_a_checkpoint_starts_where_it_stopped(tmp_path: 
 
     assert continued[0] < restarted[0]
     assert continued[0] < losses[0]
+
+
+UNANSWERED = ReaderExample(
+    "How many legs does a queen bee have?",
+    (reader_input("Worker bees gather nectar.", "Bees"), reader_input("A colony has one queen.", "Bees")),
+    (0, 0),
+    "bees",
+)
+
+
+def test_the_no_answer_candidate_is_the_target_of_an_unanswerable_question() -> None:
+    import torch
+
+    from footnote.training.reader_fit import _loss
+
+    answered, unanswered = TINY_EXAMPLES[1], UNANSWERED
+    # Logits of [sentence, sentence, no answer] for each question, the no-answer candidate last.
+    right = torch.tensor([-2.0, 3.0, -3.0, -2.0, -2.0, 3.0])
+    wrong = torch.tensor([-2.0, 3.0, 3.0, -2.0, 3.0, -3.0])
+
+    with_it = [float(_loss(x, [answered, unanswered], 1.0, no_answer=True)) for x in (right, wrong)]
+    without = float(_loss(right[[0, 1, 3, 4]], [answered, unanswered], 1.0))
+
+    assert with_it[0] < with_it[1]
+    assert with_it[0] < 0.1 and without < 0.2
+
+
+def test_a_few_steps_with_the_no_answer_candidate_lower_the_loss() -> None:
+    base = resolve_registered(REGISTRY["minilm-l6"])
+    params = FitParams(epochs=12, pairs_per_step=6, learning_rate=2e-4, warmup=0.0, no_answer=True)
+
+    _model, losses = fit_reader([*TINY_EXAMPLES, UNANSWERED], base, params)
+
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3

@@ -27,7 +27,7 @@ from footnote.answer.prompt import NO_ANSWER, SYSTEM_PROMPT
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.errors import QueryError
-from footnote.models.sentence_reader import SentenceReader
+from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, SentenceReader
 from footnote.retrieval.retriever import RetrievalParams
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
@@ -352,3 +352,41 @@ def test_the_sentence_reader_joins_the_choice_of_the_quote(app: Application) -> 
     assert "in 1822" in answer.citations[0].quote
     # It read every sentence of the retrieved chunks, not a shortlist the blend chose.
     assert len(reader.read) == len(evidence.sentence_spans(answer.sources))
+
+
+class NoAnswerReader(MarkerReader):
+    """A reader trained with the no-answer candidate: it scores that candidate at `no_answer`."""
+
+    no_answer = True
+
+    def __init__(self, marker: str, no_answer: float) -> None:
+        super().__init__(marker)
+        self.unanswered = no_answer
+
+    def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
+        scores = super().score_batch(question, candidates)
+        return [
+            self.unanswered if candidate == NO_ANSWER_CANDIDATE else score
+            for candidate, score in zip(candidates, scores, strict=True)
+        ]
+
+
+def test_a_reader_with_the_no_answer_candidate_declines_when_it_outscores_the_sentences(
+    app: Application,
+) -> None:
+    policy = replace(app.answer_engine().policy, reader=EXTRACT_READER, reader_floor=0.5)
+    question = "Where were Fresnel lenses used first?"
+
+    def ask(no_answer: float) -> tuple[bool, list[str]]:
+        reader = NoAnswerReader("in 1822", no_answer)
+        engine = AnswerEngine(
+            app.retriever(), app.generator, SupportModels(app.embedder, reader=reader), policy
+        )
+        answer = engine.ask(question)
+        return answer.unrelated, reader.read
+
+    declined, read = ask(no_answer=40.0)
+    answered, _ = ask(no_answer=0.0)
+
+    assert declined and not answered
+    assert read.count(NO_ANSWER_CANDIDATE) == 1  # scored once, beside every sentence

@@ -18,8 +18,8 @@ from footnote.answer.evidence import (
     Answerable,
     Passage,
     answerability,
+    answered_probability,
     reader_candidates,
-    reader_probability,
     score_sentences,
     select_passages,
     with_reader,
@@ -36,6 +36,7 @@ from footnote.core.language import ENGLISH, reads
 from footnote.errors import QueryError
 from footnote.models.base import GenerationParams, Message
 from footnote.models.registry import rewrites_follow_ups
+from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE
 
 if TYPE_CHECKING:
     from footnote.answer.engine import AnswerEngine
@@ -265,15 +266,21 @@ class Answering:
         scores = score_sentences(question, spans, checker.question_vector, texts)
         reader = self.engine.support.reader
         read: list[float] = []
+        no_answer: float | None = None
         if reader is not None and spans and reads(reader.languages, self.language):
-            read = reader.score(question, reader_candidates(checker.sources, spans, texts))
+            candidates = reader_candidates(checker.sources, spans, texts)
+            read = reader.score(
+                question, [*candidates, NO_ANSWER_CANDIDATE] if reader.no_answer else candidates
+            )
+            no_answer = read.pop() if reader.no_answer else None
             scores = with_reader(scores, read)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(
             checker.sources, spans, scores, count_tokens, self.engine.policy.evidence_tokens
         )
         # The reader joins the decision to decline only with its own floor set.
-        best_read = reader_probability(max(read)) if read and self.engine.policy.reader_floor else None
+        floor = self.engine.policy.reader_floor
+        best_read = answered_probability(read, no_answer) if read and floor else None
         return passages, Answerable(answerability(question, spans, texts), best_read)
 
     def _quote_instead(

@@ -252,6 +252,17 @@ def reader_probability(logit: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
 
 
+def answered_probability(read: Sequence[float], no_answer: float | None = None) -> float:
+    """How surely the reader finds an answer among the sentences it read (`read`: their logits):
+    its best sentence's probability; for a reader trained with the no-answer candidate
+    (`no_answer`: that candidate's logit), the share the sentences take of a softmax over them
+    and that candidate, which weighs each question's sentences against the question itself."""
+    if no_answer is None:
+        return reader_probability(max(read))
+    total = sum(math.exp(max(-60.0, min(60.0, logit - no_answer))) for logit in read)
+    return total / (1.0 + total)
+
+
 def with_reader(scores: Sequence[float], read: Sequence[float], weight: float = READER_WEIGHT) -> list[float]:
     """The blend's `scores` plus `weight` times the reader's probability (`read`: its logit for
     each sentence, in order)."""

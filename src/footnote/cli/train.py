@@ -44,6 +44,13 @@ def reader(
         Path | None,
         typer.Option(help="Continue from these weights (the .pt checkpoint a training run writes)."),
     ] = None,
+    no_answer: Annotated[
+        bool,
+        typer.Option(
+            "--no-answer",
+            help="Also train a candidate that stands for no answer, the target of unanswerable questions.",
+        ),
+    ] = False,
     report_only: Annotated[bool, typer.Option(help="Train and report; write no reader.")] = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -53,7 +60,9 @@ def reader(
         raise ConfigError(f"{squad} does not exist; pass --squad PATH to squad-v2.0.json")
     if start is not None and not start.is_file():
         raise ConfigError(f"{start} does not exist; pass --start the .pt file a training run wrote")
-    params = FitParams(epochs=epochs, max_steps=max_steps, seed=seed, start=str(start or ""))
+    params = FitParams(
+        epochs=epochs, max_steps=max_steps, seed=seed, start=str(start or ""), no_answer=no_answer
+    )
     target = None if report_only else (out or READER_FOLDER)
     with progress_bar("training the reader", quiet=json_output) as advance:
         report = train_reader(squad, target, held_out or (), params, progress=advance, extra=extra or ())

@@ -29,6 +29,10 @@ from footnote.models.registry import READER_FILES, READER_FOLDER, verify_file
 MAX_PAIR_TOKENS = 128
 # Words of a paragraph's lead-in shown with a later sentence of it.
 LEAD_WORDS = 24
+# The candidate that stands for "no sentence answers", scored beside the sentences by a reader
+# trained with it (`footnote train reader --no-answer`): its logit against the best sentence's
+# says whether the question is answered, relative to the question's own candidates.
+NO_ANSWER_CANDIDATE = "none of these sentences answers the question"
 CONTEXT_MARK = " \u2016 "  # between the sentence and its context: "sentence ‖ title › heading: lead"
 
 
@@ -49,6 +53,7 @@ class SentenceReader(ABC):
     name: str = "reader"
     batch_size: int = 16
     languages: frozenset[str] | None = frozenset({"en"})  # what it reads; None for every language
+    no_answer: bool = False  # trained to score NO_ANSWER_CANDIDATE beside the sentences
 
     @abstractmethod
     def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
@@ -146,6 +151,7 @@ class OnnxSentenceReader(SentenceReader):
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(MAX_PAIR_TOKENS, strategy="only_second")
         self._inputs = {i.name for i in self._session.get_inputs()}
+        self.no_answer = files.manifest.is_file() and bool(files.describe().get("no_answer", False))
 
     def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
         if not candidates:

@@ -81,7 +81,7 @@ def train_reader(
         save_weights(model, checkpoint)
         report["checkpoint"] = str(checkpoint)
         licence = LICENCE + (EXTRA_LICENCE if extra else "")
-        manifest = {"base": BASE_MODEL, "licence": licence, "training": report}
+        manifest = {"base": BASE_MODEL, "licence": licence, "no_answer": params.no_answer, "training": report}
         report["files"] = export_reader(model, base, target, manifest)["files"]
     return report
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from footnote.models.sentence_reader import MAX_PAIR_TOKENS
+from footnote.models.sentence_reader import MAX_PAIR_TOKENS, NO_ANSWER_CANDIDATE
 from footnote.training.reader_data import ReaderExample
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,9 @@ class FitParams:
     threads: int = 2
     max_steps: int = 0  # 0: as many as `epochs` take
     start: str = ""  # a checkpoint (`save_weights`) to continue from; empty: the base's weights
+    no_answer: bool = (
+        False  # also train the NO_ANSWER_CANDIDATE candidate, the target of unanswerable questions
+    )
 
 
 def build_model(base: Path) -> Any:
@@ -130,14 +133,14 @@ def fit_reader(
     losses: list[float] = []
     started = time.monotonic()
     for number, step in enumerate(plan):
-        encoded = [tokenizer.encode_batch([(e.question, c) for c in e.candidates]) for e in step]
+        encoded = [tokenizer.encode_batch([(e.question, c) for c in _candidates(e, params)]) for e in step]
         flat = [enc for batch in encoded for enc in batch]
         feeds = {
             k: torch.from_numpy(v)
             for k, v in pair_arrays([e.ids for e in flat], [e.type_ids for e in flat]).items()
         }
         logits = model(**feeds)
-        loss = _loss(logits, step, params.listwise_weight)
+        loss = _loss(logits, step, params.listwise_weight, params.no_answer)
         optimiser.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -152,16 +155,26 @@ def fit_reader(
     return model, losses
 
 
-def _loss(logits: Any, step: Sequence[ReaderExample], listwise_weight: float) -> Any:
+def _candidates(example: ReaderExample, params: FitParams) -> tuple[str, ...]:
+    return (*example.candidates, NO_ANSWER_CANDIDATE) if params.no_answer else example.candidates
+
+
+def _loss(logits: Any, step: Sequence[ReaderExample], listwise_weight: float, no_answer: bool = False) -> Any:
+    """Binary cross-entropy on every candidate, plus a softmax over each question's candidates
+    towards its answering ones; with `no_answer`, each question's last logit is the NO_ANSWER_CANDIDATE
+    candidate's, labelled 1 when nothing answers, and the softmax of every question, answerable
+    or not, takes it among its candidates."""
     import torch
 
-    labels = torch.tensor([float(x) for e in step for x in e.labels])
+    labels = torch.tensor(
+        [float(x) for e in step for x in (*e.labels, *((not e.answerable,) if no_answer else ()))]
+    )
     loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
     listwise = []
     offset = 0
     for example in step:
-        size = len(example.candidates)
-        if example.answerable:
+        size = len(example.candidates) + int(no_answer)
+        if example.answerable or no_answer:
             scores = logits[offset : offset + size]
             positive = labels[offset : offset + size] > 0
             listwise.append(torch.logsumexp(scores, 0) - torch.logsumexp(scores[positive], 0))
