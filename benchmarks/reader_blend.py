@@ -384,8 +384,9 @@ def main() -> None:
     report["declining"] = decline_rows(prepared, signals, learned)
     if args.save_signals:
         with args.save_signals.open("w", encoding="utf-8") as out:
-            for p, m in zip(prepared, measured, strict=True):
+            for index, (p, m) in enumerate(zip(prepared, measured, strict=True)):
                 row = {"id": p.item.id, "group": p.group, "answerable": p.item.answerable, **m}
+                row.update({name: float(values[index]) for name, values in signals.items()})
                 row["plausible"] = list(getattr(p.item, "plausible", None) or [])
                 out.write(json.dumps(row) + "\n")
     RESULTS.mkdir(exist_ok=True)
