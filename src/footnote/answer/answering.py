@@ -269,10 +269,10 @@ class Answering:
         no_answer: float | None = None
         if reader is not None and spans and reads(reader.languages, self.language):
             candidates = reader_candidates(checker.sources, spans, texts)
-            read = reader.score(
-                question, [*candidates, NO_ANSWER_CANDIDATE] if reader.no_answer else candidates
-            )
-            no_answer = read.pop() if reader.no_answer else None
+            if reader.no_answer:
+                *read, no_answer = reader.score(question, [*candidates, NO_ANSWER_CANDIDATE])
+            else:
+                read = reader.score(question, candidates)
             scores = with_reader(scores, read)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(

@@ -14,6 +14,7 @@ from footnote.store.catalog import open_catalog
 from footnote.store.moving import copy_index, copy_vectors, drift, open_vectors_at, recorded_embedder
 from footnote.store.postgres import PostgresCatalog
 from footnote.store.sqlite import SqliteCatalog
+from footnote.store.vector_stores import vector_token
 from footnote.store.vectors import PARAMS_FILE
 
 store_app = typer.Typer(help="Move and check the catalog and vector stores.", no_args_is_help=True)
@@ -39,7 +40,7 @@ def migrate(
         vectors = None
         if to_vectors is not None:
             identity, dimension = recorded_embedder(settings.vector_path)
-            token = settings.vector_token.get_secret_value() if settings.vector_token else None
+            token = vector_token(settings)
             vectors = (
                 open_vectors_at(str(settings.vector_path), None, identity, dimension),
                 open_vectors_at(to_vectors, token, identity, dimension, settings.vector_collection),
@@ -63,7 +64,7 @@ def _copy_language_vectors(settings: Settings, source: SqliteCatalog, to_vectors
     """Copy the second index (chunks in languages the embedder does not read) beside the first:
     the collection named with `-languages` on a server, the folder named so beside a folder."""
     identity, dimension = recorded_embedder(settings.language_vector_path)
-    token = settings.vector_token.get_secret_value() if settings.vector_token else None
+    token = vector_token(settings)
     if to_vectors.startswith(("http://", "https://")):
         target = open_vectors_at(to_vectors, token, identity, dimension, settings.language_vector_collection)
     else:
@@ -79,7 +80,7 @@ def check(json_output: JsonOption = False) -> None:
     catalog = open_catalog(settings)
     try:
         location = settings.vector_url or str(settings.vector_path)
-        token = settings.vector_token.get_secret_value() if settings.vector_token else None
+        token = vector_token(settings)
         found = drift(catalog, open_vectors_at(location, token, None, None, settings.vector_collection))
     finally:
         catalog.close()

@@ -21,7 +21,8 @@ def open_vectors(settings: Settings, embedder_name: str | None, dimension: int |
         from footnote.store.chroma_server import ChromaServerVectorIndex
 
         url, collection = settings.vector_url, settings.vector_collection
-        return ChromaServerVectorIndex(url, _token(settings), embedder_name, dimension, collection=collection)
+        token = vector_token(settings)
+        return ChromaServerVectorIndex(url, token, embedder_name, dimension, collection=collection)
     return ChromaVectorIndex(settings.vector_path, embedder_name, dimension)
 
 
@@ -34,7 +35,8 @@ def open_language_vectors(
         from footnote.store.chroma_server import ChromaServerVectorIndex
 
         url, collection = settings.vector_url, settings.language_vector_collection
-        return ChromaServerVectorIndex(url, _token(settings), embedder_name, dimension, collection=collection)
+        token = vector_token(settings)
+        return ChromaServerVectorIndex(url, token, embedder_name, dimension, collection=collection)
     return ChromaVectorIndex(settings.language_vector_path, embedder_name, dimension)
 
 
@@ -44,7 +46,7 @@ def recorded_vector_embedding(settings: Settings, model: str) -> tuple[str, str]
     if settings.vector_url:
         from footnote.store.chroma_server import server_params
 
-        recorded = server_params(settings.vector_url, _token(settings), settings.vector_collection)
+        recorded = server_params(settings.vector_url, vector_token(settings), settings.vector_collection)
         return embedding_in(recorded or {}, model)
     return recorded_embedding(settings.vector_path, model)
 
@@ -55,8 +57,9 @@ def check_vectors(settings: Settings) -> None:
     if settings.vector_url:
         from footnote.store.chroma_server import heartbeat
 
-        heartbeat(settings.vector_url, _token(settings))
+        heartbeat(settings.vector_url, vector_token(settings))
 
 
-def _token(settings: Settings) -> str | None:
+def vector_token(settings: Settings) -> str | None:
+    """The Chroma server token the settings hold, if any."""
     return settings.vector_token.get_secret_value() if settings.vector_token else None

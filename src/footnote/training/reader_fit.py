@@ -38,9 +38,7 @@ class FitParams:
     threads: int = 2
     max_steps: int = 0  # 0: as many as `epochs` take
     start: str = ""  # a checkpoint (`save_weights`) to continue from; empty: the base's weights
-    no_answer: bool = (
-        False  # also train the NO_ANSWER_CANDIDATE candidate, the target of unanswerable questions
-    )
+    no_answer: bool = False  # also train NO_ANSWER_CANDIDATE, the unanswerable questions' target
 
 
 def build_model(base: Path) -> Any:
@@ -161,8 +159,8 @@ def _candidates(example: ReaderExample, params: FitParams) -> tuple[str, ...]:
 
 def _loss(logits: Any, step: Sequence[ReaderExample], listwise_weight: float, no_answer: bool = False) -> Any:
     """Binary cross-entropy on every candidate, plus a softmax over each question's candidates
-    towards its answering ones; with `no_answer`, each question's last logit is the NO_ANSWER_CANDIDATE
-    candidate's, labelled 1 when nothing answers, and the softmax of every question, answerable
+    towards its answering ones; with `no_answer`, each question's last logit is NO_ANSWER_CANDIDATE's,
+    labelled 1 when nothing answers, and the softmax of every question, answerable
     or not, takes it among its candidates."""
     import torch
 
