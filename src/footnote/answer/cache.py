@@ -23,7 +23,6 @@ Reordered words, case, punctuation and typos still hit; a changed, added or drop
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -31,10 +30,10 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from footnote.core.loops import lowered_words
 from footnote.store.catalog import Catalog
 
 T = TypeVar("T")
-_WORDS = re.compile(r"\w+", re.UNICODE)
 
 
 def _one_edit(a: str, b: str) -> bool:
@@ -55,7 +54,7 @@ def _one_edit(a: str, b: str) -> bool:
 
 def same_words(first: str, second: str) -> bool:
     """Do two questions use the same words, up to order, case and one-edit typos?"""
-    a, b = set(_WORDS.findall(first.lower())), set(_WORDS.findall(second.lower()))
+    a, b = set(lowered_words(first)), set(lowered_words(second))
     only_a, only_b = a - b, b - a
     if len(only_a) != len(only_b):
         return False

@@ -95,12 +95,10 @@ _STATES_DEFAULT = re.compile(
 _ASKS_NAME = re.compile(r"^\s*who\b|\bwhose\b|\bwho (?:wrote|created|made|invented)\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(?:1[5-9]|20)\d\d\b")
 _VERSION = re.compile(r"\d+\.\d+")
-_DIGIT = re.compile(r"\d")
 # A section or list number ("4.", "6.6.1.", "2)") starting a line says where, not what.
 _SECTION_NUMBER = re.compile(r"^\(?\d+(?:\.\d+)*[.)]?$")
 # An option, identifier, assignment, call, constant, path or quoted literal.
 _CODE = re.compile(r"^[-+]{1,2}\w|\w_\w|\w=|\w\(|[a-z][A-Z]|^[A-Z][A-Z0-9]{2,}$|`|\w/\w|\w\.\w|^['\"<$]|%")
-_BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _STRIP = ".,;:()[]{}\"'\u2018\u2019\u201c\u201d"
 
 
@@ -139,7 +137,7 @@ def asked_tokens(sentence: str, question: str, kinds: frozenset[str]) -> set[str
         if (
             ("year" in kinds and _YEAR.search(word))
             or ("version" in kinds and _VERSION.search(word))
-            or ("number" in kinds and _DIGIT.search(word))
+            or ("number" in kinds and any(c.isdecimal() for c in word))
             or ("code" in kinds and _CODE.search(raw.strip(".,;:")))
             or ("name" in kinds and word[:1].isupper() and word[1:].islower())
         ):
@@ -186,13 +184,18 @@ class SentenceSpan:
     paragraph: int = 0  # index of its paragraph in the chunk (blank lines separate paragraphs)
 
 
+def _has_blank_line(gap: str) -> bool:
+    """Whether `gap` holds a line of nothing but spaces and tabs between two line breaks."""
+    return any(not line.strip(" \t") for line in gap.split("\n")[1:-1])
+
+
 def sentence_spans(hits: Sequence[SearchHit]) -> list[SentenceSpan]:
     """Every sentence of every hit with its terms and paragraph, in order."""
     spans: list[SentenceSpan] = []
     for source, hit in enumerate(hits):
         paragraph, last_end = 0, 0
         for position, (start, end) in enumerate(split_sentences(hit.text)):
-            if _BLANK_LINE.search(hit.text, last_end, start):
+            if _has_blank_line(hit.text[last_end:start]):
                 paragraph += 1
             terms = frozenset(content_terms(hit.text[start:end]))
             spans.append(SentenceSpan(source, position, start, end, terms, paragraph=paragraph))

@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 
 from footnote.answer.terms import content_terms
-from footnote.core.cjk import CJK_CLASS
+from footnote.core.cjk import has_cjk
 from footnote.core.hits import SearchHit
 from footnote.core.loops import is_degenerate
 from footnote.core.sentences import MARKER
@@ -42,7 +42,6 @@ _INTERROGATIVES = frozenset("what which who whom whose when where why how".split
 _AUXILIARIES = frozenset(
     "is are was were do does did can could will would should shall may might has have had".split()
 )
-_CJK = re.compile(f"[{CJK_CLASS}]")
 _QUESTION = re.compile(r"[^?\uff1f\n]*[?\uff1f]")
 # List numbers, bullets and labels a model puts before each question: "1.", "-", "Q2:".
 _LEAD = re.compile(r"^\s*(?:(?:[-*+\u2022]|\d{1,2}[.)]|(?:q|question)\s*\d*\s*[:.)])\s*)+", re.IGNORECASE)
@@ -118,7 +117,7 @@ def is_well_formed(text: str) -> bool:
     text = text.strip()
     if not text.endswith(("?", "\uff1f")) or text.count("?") + text.count("\uff1f") != 1:
         return False
-    if _CJK.search(text):
+    if has_cjk(text):
         return 4 <= len(text) <= 80
     words = [word.lower() for word in _WORD.findall(text)]
     if not MIN_WORDS <= len(words) <= MAX_WORDS or not text[0].isupper():

@@ -3,15 +3,13 @@ punctuation, unsupported ones left unmarked."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from footnote.answer.citations import AnswerSentence
-from footnote.answer.terms import CJK_RANGES
+from footnote.core.cjk import has_cjk
 from footnote.core.sentences import is_line_item
 
-_CJK_CHAR = re.compile(rf"[{CJK_RANGES}]")
-_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]+$")
+_SENTENCE_ENDS = ".!?\u3002\uff01\uff1f"
 
 
 class MarkdownRenderer:
@@ -47,15 +45,14 @@ def _with_footnotes(sentence: AnswerSentence) -> str:
     numbers = list(dict.fromkeys(citation.number for citation in sentence.citations))
     marks = "".join(f"[{number}]" for number in numbers)
     text = sentence.text
-    match = _SENTENCE_END.search(text)
-    cut = match.start() if match else len(text)
-    glue = "" if cut == 0 or _CJK_CHAR.match(text[cut - 1]) else " "
+    cut = len(text.rstrip(_SENTENCE_ENDS))
+    glue = "" if cut == 0 or has_cjk(text[cut - 1]) else " "
     return f"{text[:cut]}{glue}{marks}{text[cut:]}"
 
 
 def _separator(previous: str, following: str) -> str:
     if is_line_item(previous) or is_line_item(following):
         return "\n"
-    if _CJK_CHAR.match(following[0]) and previous[-1] in "\u3002\uff01\uff1f]":
+    if has_cjk(following[0]) and previous[-1] in "\u3002\uff01\uff1f]":
         return ""
     return " "

@@ -16,11 +16,10 @@ from footnote import tracing
 from footnote.answer.citations import AnswerSentence, CitationChecker
 from footnote.answer.result import Answer, AnswerEvent, DoneEvent, SentenceEvent, TokenEvent
 from footnote.answer.terms import says_again
-from footnote.core.loops import is_degenerate
+from footnote.core.loops import is_degenerate, lowered_words
 from footnote.core.sentences import SentenceAssembler, strip_markers
 from footnote.models.base import GenerationParams, Generator, Message
 
-_WORDS = re.compile(r"\w+")
 _LIST_NUMBER = re.compile(r"^\s*\d{1,3}[.)]\s+")
 
 
@@ -48,7 +47,7 @@ class Draft:
         punctuation aside), or says nothing one already said does not (or the reverse: a
         sentence is never shown beside one that says the same); otherwise it is counted as said."""
         text, _ = strip_markers(sentence)
-        key = " ".join(_WORDS.findall(_LIST_NUMBER.sub("", text).lower()))
+        key = " ".join(lowered_words(_LIST_NUMBER.sub("", text)))
         if key in self.said or any(
             says_again(text, earlier) or says_again(earlier, text) for earlier in self.said_texts
         ):

@@ -35,6 +35,10 @@ def cjk_runs(text: str) -> list[str]:
     return _CJK_RUN.findall(text)
 
 
+def has_cjk(text: str) -> bool:
+    return _CJK_RUN.search(text) is not None
+
+
 def without_cjk(text: str) -> str:
     """`text` with its CJK runs replaced by spaces, so the words beside them stand alone."""
     return _CJK_RUN.sub(" ", text)

@@ -87,8 +87,13 @@ def cut_loops(pieces: Iterable[str]) -> Iterator[str]:
             close()
 
 
+def lowered_words(text: str) -> list[str]:
+    """The words of `text` (runs of letters, digits and underscores), lower-cased."""
+    return _WORD.findall(text.lower())
+
+
 def _mostly_repeats(line: str) -> bool:
-    words = [word.lower() for word in _WORD.findall(line)]
+    words = lowered_words(line)
     return len(words) >= MIN_WORDS_FOR_SHARE and len(set(words)) < MIN_DISTINCT_SHARE * len(words)
 
 

@@ -1,7 +1,8 @@
 """Writing a trained reader as footnote ships it: an int8 ONNX graph, its tokenizer and a manifest.
 
 The float graph is exported from torch, quantized to int8 (weights per output channel,
-activations per batch) and both are checked against torch's own logits on probe pairs before
+activations per batch; the feed-forward layers' second projection stays float, see
+`_float_nodes`) and both are checked against torch's own logits on probe pairs before
 anything is written; the manifest records the data, the licence and the SHA-256 of each file,
 which the registry pins.
 """
@@ -77,7 +78,8 @@ def export_reader(model: Any, base: Path, target: Path, manifest: dict[str, Any]
         described = {
             **manifest,
             "format": MANIFEST_FORMAT,
-            "weights": "int8, one scale per output channel; activations quantized per batch",
+            "weights": "int8, one scale per output channel; activations quantized per batch; "
+            "the feed-forward layers' output projections in float",
             "max_int8_drift": round(drift, 4),
             "files": files,
         }
@@ -95,9 +97,22 @@ def _quantize(source: Path, target: Path) -> None:
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True)
+        kept = _float_nodes(source)
+        quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=kept)
     finally:
         quiet.setLevel(level)
+
+
+def _float_nodes(graph: Path) -> list[str]:
+    """The feed-forward layers' output projections, left in float. They read GELU's outputs, a
+    wide one-sided range that one uint8 scale per batch flattens: quantized, they moved the
+    logits 0.22 on average and up to 1.03 over 300 technical pairs; kept float, 0.12 and 0.53,
+    for 10 MB more."""
+    import onnx
+
+    nodes = onnx.load(str(graph), load_external_data=False).graph.node
+    projections = [n.name for n in nodes if n.op_type == "MatMul" and "/output/dense/" in n.name]
+    return [name for name in projections if "/attention/" not in name]
 
 
 def _probe_drift(model: Any, base: Path, folder: Path) -> float:
