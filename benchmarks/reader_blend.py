@@ -320,20 +320,26 @@ def main() -> None:
     started = time.perf_counter()
     prepared = prepare(app, items, args.top_k)
     reader_of = readers_for(args)
-    read, read_seconds, no_answer = [], [], []
+    # read: the ranking logits; weighed: those weighed against the no-answer candidate's (the
+    # answer head's, for a reader with one; else the same).
+    read, weighed, read_seconds, no_answer = [], [], [], []
     for p in prepared:
         candidates = evidence.reader_candidates(p.hits, p.spans, p.texts)
         shortlist = best_of(p.shipped, args.read_top or len(candidates))
         began = time.perf_counter()
         extra = [NO_ANSWER_CANDIDATE] if args.no_answer else []
-        scores = reader_of(p.group).score(p.item.question, [candidates[i] for i in shortlist] + extra)
+        reading = reader_of(p.group).read(p.item.question, [candidates[i] for i in shortlist] + extra)
         read_seconds.append(time.perf_counter() - began)
+        scores, answered = reading.scores, reading.answered or reading.scores
         if args.no_answer:
-            no_answer.append(scores[-1])
-            scores = scores[:-1]
+            no_answer.append(answered[-1])
+            scores, answered = scores[:-1], answered[:-1]
         logits = np.full(len(candidates), -30.0)
         logits[shortlist] = scores
         read.append(logits)
+        logits = np.full(len(candidates), -30.0)
+        logits[shortlist] = answered
+        weighed.append(logits)
     count = app.generator.count_tokens
     report: dict[str, object] = {
         "dataset": str(args.dataset),
@@ -372,13 +378,15 @@ def main() -> None:
     }
     if args.no_answer:
         margin = np.array(
-            [float(r.max()) - n if len(r) else -30.0 for r, n in zip(read, no_answer, strict=True)]
+            [float(r.max()) - n if len(r) else -30.0 for r, n in zip(weighed, no_answer, strict=True)]
         )
         signals["reader_best_over_no_answer"] = margin
         signals["reader_best_over_no_answer_times_answerability"] = sigmoid(margin) * coverage
         signals["answered_share_of_softmax"] = np.array(
-            [1.0 - 1.0 / (1.0 + float(np.exp(r - n).sum())) for r, n in zip(read, no_answer, strict=True)]
+            [1.0 - 1.0 / (1.0 + float(np.exp(r - n).sum())) for r, n in zip(weighed, no_answer, strict=True)]
         )
+        # What the engine weighs against its reader floor (`evidence.answered_probability` × coverage).
+        signals["answered_share_times_answerability"] = signals["answered_share_of_softmax"] * coverage
     measured = [question_signals(p, r) for p, r in zip(prepared, read, strict=True)]
     learned = np.array([list(m.values()) for m in measured])
     report["declining"] = decline_rows(prepared, signals, learned)

@@ -89,7 +89,8 @@ def main() -> None:
         for e in examples:
             encoded = tokenizer.encode_batch([(e.question, c) for c in e.candidates])
             feeds = pair_arrays([x.ids for x in encoded], [x.type_ids for x in encoded])
-            found.append(session.run(None, feeds)[0].reshape(-1))
+            logits = session.run(None, feeds)[0]
+            found.append(logits[:, 0] if logits.ndim == 2 else logits.reshape(-1))
         return found
 
     def timed(session) -> float:

@@ -12,12 +12,14 @@ from footnote.errors import ModelError, ModelIntegrityError
 from footnote.models import sentence_reader
 from footnote.models.registry import READER_FILES, READER_FOLDER, REGISTRY, resolve_registered
 from footnote.models.sentence_reader import (
+    NO_ANSWER_CANDIDATE,
     OnnxSentenceReader,
     bundled_reader_files,
     open_sentence_reader,
     reader_input,
 )
 from footnote.training.reader_data import ReaderExample
+from footnote.training.reader_export import export_reader
 from footnote.training.reader_fit import FitParams, fit_reader, save_weights
 
 pytestmark = pytest.mark.integration
@@ -178,3 +180,41 @@ def test_a_few_steps_with_the_no_answer_candidate_lower_the_loss() -> None:
     _model, losses = fit_reader([*TINY_EXAMPLES, UNANSWERED], base, params)
 
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3
+
+
+def test_an_answer_head_leaves_the_ranking_loss_to_the_sentences() -> None:
+    import torch
+
+    from footnote.training.reader_fit import _loss
+
+    answered, unanswered = TINY_EXAMPLES[1], UNANSWERED
+    # (ranking, answered) logits of [sentence, sentence, no answer] for each question.
+    ranking = torch.tensor([-2.0, 3.0, 9.0, -2.0, -2.0, 9.0])
+    right = torch.stack([ranking, torch.tensor([-2.0, 3.0, -3.0, -2.0, -2.0, 3.0])], dim=-1)
+    wrong = torch.stack([ranking, torch.tensor([-2.0, 3.0, 3.0, -2.0, 3.0, -3.0])], dim=-1)
+
+    losses = [float(_loss(x, [answered, unanswered], 1.0, no_answer=True)) for x in (right, wrong)]
+    # The first head is judged on the sentences alone: its no-answer rows cost nothing.
+    lowered = right.clone()
+    lowered[[2, 5], 0] = -9.0
+
+    assert losses[0] < losses[1]
+    assert float(_loss(lowered, [answered, unanswered], 1.0, no_answer=True)) == pytest.approx(losses[0])
+    assert losses[0] < float(_loss(ranking[[0, 1, 3, 4]], [answered, unanswered], 1.0)) + 0.05
+
+
+@pytest.mark.integration
+def test_a_reader_with_an_answer_head_learns_and_ships_both_logits(tmp_path: Path) -> None:
+    base = resolve_registered(REGISTRY["minilm-l6"])
+    params = FitParams(epochs=12, pairs_per_step=6, learning_rate=2e-4, warmup=0.0, answer_head=True)
+
+    model, losses = fit_reader([*TINY_EXAMPLES, UNANSWERED], base, params)
+    export_reader(model, base, tmp_path / "reader", {"answer_head": True, "no_answer": True})
+    reader = open_sentence_reader(str(tmp_path / "reader"))
+    candidates = [*UNANSWERED.candidates, NO_ANSWER_CANDIDATE]
+    reading = reader.read(UNANSWERED.question, candidates)
+
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3
+    assert reader.no_answer and reading.answered is not None
+    assert len(reading.scores) == len(reading.answered) == len(candidates)
+    assert reader.score(UNANSWERED.question, candidates) == reading.scores

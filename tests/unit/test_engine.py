@@ -27,7 +27,7 @@ from footnote.answer.prompt import NO_ANSWER, SYSTEM_PROMPT
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.errors import QueryError
-from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, SentenceReader
+from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, Reading, SentenceReader
 from footnote.retrieval.retriever import RetrievalParams
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
@@ -333,11 +333,11 @@ class MarkerReader(SentenceReader):
 
     def __init__(self, marker: str) -> None:
         self.marker = marker
-        self.read: list[str] = []
+        self.seen: list[str] = []
 
-    def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
-        self.read.extend(candidates)
-        return [30.0 if self.marker in candidate else -30.0 for candidate in candidates]
+    def read_batch(self, question: str, candidates: Sequence[str]) -> Reading:
+        self.seen.extend(candidates)
+        return Reading([30.0 if self.marker in candidate else -30.0 for candidate in candidates])
 
 
 def test_the_sentence_reader_joins_the_choice_of_the_quote(app: Application) -> None:
@@ -351,7 +351,7 @@ def test_the_sentence_reader_joins_the_choice_of_the_quote(app: Application) -> 
     answer = read.ask(question)
     assert "in 1822" in answer.citations[0].quote
     # It read every sentence of the retrieved chunks, not a shortlist the blend chose.
-    assert len(reader.read) == len(evidence.sentence_spans(answer.sources))
+    assert len(reader.seen) == len(evidence.sentence_spans(answer.sources))
 
 
 class NoAnswerReader(MarkerReader):
@@ -363,12 +363,14 @@ class NoAnswerReader(MarkerReader):
         super().__init__(marker)
         self.unanswered = no_answer
 
-    def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
-        scores = super().score_batch(question, candidates)
-        return [
-            self.unanswered if candidate == NO_ANSWER_CANDIDATE else score
-            for candidate, score in zip(candidates, scores, strict=True)
-        ]
+    def read_batch(self, question: str, candidates: Sequence[str]) -> Reading:
+        scores = super().read_batch(question, candidates).scores
+        return Reading(
+            [
+                self.unanswered if candidate == NO_ANSWER_CANDIDATE else score
+                for candidate, score in zip(candidates, scores, strict=True)
+            ]
+        )
 
 
 def test_a_reader_with_the_no_answer_candidate_declines_when_it_outscores_the_sentences(
@@ -383,7 +385,7 @@ def test_a_reader_with_the_no_answer_candidate_declines_when_it_outscores_the_se
             app.retriever(), app.generator, SupportModels(app.embedder, reader=reader), policy
         )
         answer = engine.ask(question)
-        return answer.unrelated, reader.read
+        return answer.unrelated, reader.seen
 
     declined, read = ask(no_answer=40.0)
     answered, _ = ask(no_answer=0.0)

@@ -266,13 +266,16 @@ class Answering:
         scores = score_sentences(question, spans, checker.question_vector, texts)
         reader = self.engine.support.reader
         read: list[float] = []
+        answered: list[float] = []  # the logits weighed against the no-answer candidate's
         no_answer: float | None = None
         if reader is not None and spans and reads(reader.languages, self.language):
             candidates = reader_candidates(checker.sources, spans, texts)
             if reader.no_answer:
-                *read, no_answer = reader.score(question, [*candidates, NO_ANSWER_CANDIDATE])
+                reading = reader.read(question, [*candidates, NO_ANSWER_CANDIDATE])
+                read = reading.scores[:-1]
+                *answered, no_answer = reading.answered or reading.scores
             else:
-                read = reader.score(question, candidates)
+                read = answered = reader.score(question, candidates)
             scores = with_reader(scores, read)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(
@@ -280,7 +283,7 @@ class Answering:
         )
         # The reader joins the decision to decline only with its own floor set.
         floor = self.engine.policy.reader_floor
-        best_read = answered_probability(read, no_answer) if read and floor else None
+        best_read = answered_probability(answered, no_answer) if answered and floor else None
         return passages, Answerable(answerability(question, spans, texts), best_read)
 
     def _quote_instead(

@@ -51,6 +51,13 @@ def reader(
             help="Also train a candidate that stands for no answer, the target of unanswerable questions.",
         ),
     ] = False,
+    answer_head: Annotated[
+        bool,
+        typer.Option(
+            "--answer-head",
+            help="Train the no-answer candidate on a second head, beside the one that ranks sentences.",
+        ),
+    ] = False,
     report_only: Annotated[bool, typer.Option(help="Train and report; write no reader.")] = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -61,7 +68,12 @@ def reader(
     if start is not None and not start.is_file():
         raise ConfigError(f"{start} does not exist; pass --start the .pt file a training run wrote")
     params = FitParams(
-        epochs=epochs, max_steps=max_steps, seed=seed, start=str(start or ""), no_answer=no_answer
+        epochs=epochs,
+        max_steps=max_steps,
+        seed=seed,
+        start=str(start or ""),
+        no_answer=no_answer,
+        answer_head=answer_head,
     )
     target = None if report_only else (out or READER_FOLDER)
     with progress_bar("training the reader", quiet=json_output) as advance:

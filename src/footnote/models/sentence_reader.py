@@ -7,7 +7,11 @@ logit: high when the sentence states the answer, low when it only shares the que
 It is trained by footnote on public QA data (`footnote train reader`) and shipped in the
 repository as an int8 ONNX graph with its tokenizer, every file pinned by SHA-256.
 
-`SentenceReader.score_batch` is the one method a reader implements; `score` batches on it.
+`SentenceReader.read_batch` is the one method a reader implements; `read` and `score` batch on
+it. A reader trained with an answer head (`footnote train reader --answer-head`) gives two logits
+for each pair from one pass: how surely the sentence answers, which ranks the sentences, and a
+second one that is weighed against NO_ANSWER_CANDIDATE's to say whether the question is answered
+at all, so that the ranking never has to place a near-miss below a threshold.
 """
 
 from __future__ import annotations
@@ -47,8 +51,17 @@ def reader_input(sentence: str, heading: str = "", lead: str = "") -> str:
     return f"{sentence}{CONTEXT_MARK}{context}" if context else sentence
 
 
+@dataclass(frozen=True)
+class Reading:
+    """A reader's logits for a question's candidates, in order: `scores` rank them; `answered`,
+    from a reader with an answer head, weigh them against NO_ANSWER_CANDIDATE (None otherwise)."""
+
+    scores: list[float]
+    answered: list[float] | None = None
+
+
 class SentenceReader(ABC):
-    """Scores (question, candidate) pairs. Subclasses implement `score_batch` only."""
+    """Scores (question, candidate) pairs. Subclasses implement `read_batch` only."""
 
     name: str = "reader"
     batch_size: int = 16
@@ -56,21 +69,29 @@ class SentenceReader(ABC):
     no_answer: bool = False  # trained to score NO_ANSWER_CANDIDATE beside the sentences
 
     @abstractmethod
-    def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
-        """One logit per candidate (made by `reader_input`): how surely it answers `question`."""
+    def read_batch(self, question: str, candidates: Sequence[str]) -> Reading:
+        """The logits of each candidate (made by `reader_input`) for `question`."""
 
-    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
-        """One logit per candidate, in order; candidates of similar length are batched together,
-        so little of a batch is padding."""
+    def read(self, question: str, candidates: Sequence[str]) -> Reading:
+        """The logits of every candidate, in order; candidates of similar length are batched
+        together, so little of a batch is padding."""
         order = sorted(range(len(candidates)), key=lambda i: len(candidates[i]))
         scores = [0.0] * len(candidates)
+        answered: list[float] | None = None
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
-            for index, score in zip(
-                batch, self.score_batch(question, [candidates[i] for i in batch]), strict=True
-            ):
-                scores[index] = score
-        return scores
+            reading = self.read_batch(question, [candidates[i] for i in batch])
+            for position, index in enumerate(batch):
+                scores[index] = reading.scores[position]
+            if reading.answered is not None:
+                answered = answered or [0.0] * len(candidates)
+                for position, index in enumerate(batch):
+                    answered[index] = reading.answered[position]
+        return Reading(scores, answered)
+
+    def score(self, question: str, candidates: Sequence[str]) -> list[float]:
+        """One logit per candidate, in order: how surely it answers `question`."""
+        return self.read(question, candidates).scores
 
 
 @dataclass(frozen=True)
@@ -153,13 +174,15 @@ class OnnxSentenceReader(SentenceReader):
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.no_answer = files.manifest.is_file() and bool(files.describe().get("no_answer", False))
 
-    def score_batch(self, question: str, candidates: Sequence[str]) -> list[float]:
+    def read_batch(self, question: str, candidates: Sequence[str]) -> Reading:
         if not candidates:
-            return []
+            return Reading([])
         encodings = self._tokenizer.encode_batch([(question, c) for c in candidates])
         feeds = pair_arrays([e.ids for e in encodings], [e.type_ids for e in encodings])
-        outputs = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})
-        return [float(x) for x in np.asarray(outputs[0]).reshape(-1)]
+        logits = np.asarray(self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0])
+        if logits.ndim == 2:  # a reader with an answer head: (ranking, answered) per pair
+            return Reading([float(x) for x in logits[:, 0]], [float(x) for x in logits[:, 1]])
+        return Reading([float(x) for x in logits.reshape(-1)])
 
 
 def pair_arrays(ids: Sequence[Sequence[int]], type_ids: Sequence[Sequence[int]]) -> dict[str, np.ndarray]:

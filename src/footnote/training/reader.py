@@ -81,7 +81,13 @@ def train_reader(
         save_weights(model, checkpoint)
         report["checkpoint"] = str(checkpoint)
         licence = LICENCE + (EXTRA_LICENCE if extra else "")
-        manifest = {"base": BASE_MODEL, "licence": licence, "no_answer": params.no_answer, "training": report}
+        manifest = {
+            "base": BASE_MODEL,
+            "licence": licence,
+            "no_answer": params.no_answer or params.answer_head,
+            "answer_head": params.answer_head,
+            "training": report,
+        }
         report["files"] = export_reader(model, base, target, manifest)["files"]
     return report
 

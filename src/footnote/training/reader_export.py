@@ -128,8 +128,10 @@ def _probe_drift(model: Any, base: Path, folder: Path) -> float:
         encoded = tokenizer.encode_batch([(question, candidate)])
         feeds = pair_arrays([e.ids for e in encoded], [e.type_ids for e in encoded])
         with torch.inference_mode():
-            expected = float(model(**{k: torch.from_numpy(v) for k, v in feeds.items()})[0])
-        gaps.append(abs(expected - onnx.score_batch(question, [candidate])[0]))
+            expected = model(**{k: torch.from_numpy(v) for k, v in feeds.items()}).reshape(-1).tolist()
+        reading = onnx.read_batch(question, [candidate])
+        got = [*reading.scores, *(reading.answered or [])]
+        gaps.extend(abs(a - b) for a, b in zip(expected, got, strict=True))
     return float(np.max(gaps))
 
 

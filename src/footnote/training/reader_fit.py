@@ -7,6 +7,12 @@ pushed towards its label (binary cross-entropy, so scores mean the same across q
 question with no answering sentence can be told apart), and, for an answerable question, its
 answering sentences are pushed above its other candidates (a softmax over the question's
 candidates). Plain torch on the CPU; the seed fixes the order, the sampling and the head.
+
+With an answer head (`answer_head`), a second linear head on the same pooled encoding learns
+whether the question is answered: each question's candidates and NO_ANSWER_CANDIDATE share a
+softmax of that head's logits, towards the answering sentences or, for an unanswerable question,
+towards the no-answer candidate. The first head keeps its own loss on the sentences alone, so
+ranking them never asks it to place a near-miss below a threshold.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from footnote.errors import ModelError
 from footnote.models.sentence_reader import MAX_PAIR_TOKENS, NO_ANSWER_CANDIDATE
 from footnote.training.reader_data import ReaderExample
 
@@ -39,10 +46,12 @@ class FitParams:
     max_steps: int = 0  # 0: as many as `epochs` take
     start: str = ""  # a checkpoint (`save_weights`) to continue from; empty: the base's weights
     no_answer: bool = False  # also train NO_ANSWER_CANDIDATE, the unanswerable questions' target
+    answer_head: bool = False  # train NO_ANSWER_CANDIDATE on a second head, beside the ranking one
 
 
-def build_model(base: Path) -> Any:
-    """The reader network on `base` (a BERT-style sentence-transformers folder)."""
+def build_model(base: Path, answer_head: bool = False) -> Any:
+    """The reader network on `base` (a BERT-style sentence-transformers folder): one logit per
+    pair, or with `answer_head` two (ranking, answered)."""
     import torch
     from transformers import AutoModel
 
@@ -51,6 +60,8 @@ def build_model(base: Path) -> Any:
             super().__init__()
             self.encoder = AutoModel.from_pretrained(str(base), local_files_only=True)
             self.head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
+            if answer_head:
+                self.answer_head = torch.nn.Linear(self.encoder.config.hidden_size, 1)
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
             hidden = self.encoder(
@@ -58,6 +69,8 @@ def build_model(base: Path) -> Any:
             ).last_hidden_state
             weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+            if answer_head:
+                return torch.cat([self.head(pooled), self.answer_head(pooled)], dim=-1)
             return self.head(pooled).squeeze(-1)
 
     return Reader()
@@ -106,14 +119,16 @@ def fit_reader(
     torch.set_num_threads(params.threads)
     rng = random.Random(params.seed)
     tokenizer = load_tokenizer(base)
-    model = load_weights(base, Path(params.start)).train() if params.start else build_model(base)
+    if params.start:
+        model = load_weights(base, Path(params.start), params.answer_head or None).train()
+    else:
+        model = build_model(base, params.answer_head)
     model.encoder.embeddings.word_embeddings.weight.requires_grad_(False)
-    encoder = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("head")]
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    encoder = [p for n, p in named if n.startswith("encoder.")]
+    heads = [p for n, p in named if not n.startswith("encoder.")]
     optimiser = torch.optim.AdamW(
-        [
-            {"params": encoder, "lr": params.learning_rate},
-            {"params": model.head.parameters(), "lr": params.head_learning_rate},
-        ],
+        [{"params": encoder, "lr": params.learning_rate}, {"params": heads, "lr": params.head_learning_rate}],
         weight_decay=0.01,
     )
     plan: list[list[ReaderExample]] = []
@@ -138,7 +153,7 @@ def fit_reader(
             for k, v in pair_arrays([e.ids for e in flat], [e.type_ids for e in flat]).items()
         }
         logits = model(**feeds)
-        loss = _loss(logits, step, params.listwise_weight, params.no_answer)
+        loss = _loss(logits, step, params.listwise_weight, params.no_answer or params.answer_head)
         optimiser.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -154,15 +169,32 @@ def fit_reader(
 
 
 def _candidates(example: ReaderExample, params: FitParams) -> tuple[str, ...]:
-    return (*example.candidates, NO_ANSWER_CANDIDATE) if params.no_answer else example.candidates
+    with_no_answer = params.no_answer or params.answer_head
+    return (*example.candidates, NO_ANSWER_CANDIDATE) if with_no_answer else example.candidates
 
 
 def _loss(logits: Any, step: Sequence[ReaderExample], listwise_weight: float, no_answer: bool = False) -> Any:
     """Binary cross-entropy on every candidate, plus a softmax over each question's candidates
     towards its answering ones; with `no_answer`, each question's last logit is NO_ANSWER_CANDIDATE's,
     labelled 1 when nothing answers, and the softmax of every question, answerable
-    or not, takes it among its candidates."""
+    or not, takes it among its candidates. Two logits per pair (an answer head): the first head's
+    loss on the sentences alone, and that softmax over the second head's logits."""
     import torch
+
+    if logits.dim() == 2:
+        sizes = [len(e.candidates) + 1 for e in step]
+        ends = torch.tensor(sizes).cumsum(0) - 1  # each question's no-answer row
+        sentences = torch.ones(len(logits), dtype=torch.bool)
+        sentences[ends] = False
+        ranking = _loss(logits[sentences, 0], step, listwise_weight)
+        answered = logits[:, 1]
+        labels = torch.tensor([float(x) for e in step for x in (*e.labels, not e.answerable)])
+        weighed = []
+        for example, end in zip(step, ends.tolist(), strict=True):
+            rows = slice(end + 1 - len(example.candidates) - 1, end + 1)
+            scores, positive = answered[rows], labels[rows] > 0
+            weighed.append(torch.logsumexp(scores, 0) - torch.logsumexp(scores[positive], 0))
+        return ranking + listwise_weight * torch.stack(weighed).mean()
 
     labels = torch.tensor(
         [float(x) for e in step for x in (*e.labels, *((not e.answerable,) if no_answer else ()))]
@@ -194,7 +226,8 @@ def score_examples(model: Any, base: Path, examples: Sequence[ReaderExample]) ->
         for example in examples:
             encoded = tokenizer.encode_batch([(example.question, c) for c in example.candidates])
             feeds = pair_arrays([e.ids for e in encoded], [e.type_ids for e in encoded])
-            scores.append(model(**{k: torch.from_numpy(v) for k, v in feeds.items()}).tolist())
+            logits = model(**{k: torch.from_numpy(v) for k, v in feeds.items()})
+            scores.append((logits[:, 0] if logits.dim() == 2 else logits).tolist())
     return scores
 
 
@@ -205,10 +238,18 @@ def save_weights(model: Any, path: Path) -> None:
     torch.save(model.state_dict(), path)
 
 
-def load_weights(base: Path, path: Path) -> Any:
-    """The network `save_weights` wrote, on `base`."""
+def load_weights(base: Path, path: Path, answer_head: bool | None = None) -> Any:
+    """The network `save_weights` wrote, on `base`; `answer_head=True` adds an answer head, newly
+    initialised, to weights saved without one (None: as they were saved)."""
     import torch
 
-    model = build_model(base)
-    model.load_state_dict(torch.load(path, map_location="cpu"))
+    state = torch.load(path, map_location="cpu")
+    saved_with_head = any(name.startswith("answer_head.") for name in state)
+    model = build_model(base, answer_head=saved_with_head if answer_head is None else answer_head)
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or any(not name.startswith("answer_head.") for name in missing):
+        raise ModelError(
+            f"{path} does not hold this reader's weights (missing {missing}, unexpected {unexpected}); "
+            "pass --start the .pt file `footnote train reader` wrote"
+        )
     return model.eval()
