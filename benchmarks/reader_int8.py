@@ -35,25 +35,6 @@ QUESTIONS = Path(__file__).parent.parent / "scripts" / "data" / "reader-question
 TIMED_CANDIDATES = 35
 
 
-def export_float(model, tokenizer, target: Path) -> None:
-    import torch
-
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    sample = tokenizer.encode_batch(list(reader_export.PROBES[:2]))
-    feeds = pair_arrays([e.ids for e in sample], [e.type_ids for e in sample])
-    with torch.inference_mode():
-        torch.onnx.export(
-            model.eval(),
-            tuple(torch.from_numpy(feeds[n]) for n in names),
-            str(target),
-            input_names=names,
-            output_names=["logits"],
-            dynamic_axes={**{n: {0: "batch", 1: "tokens"} for n in names}, "logits": {0: "batch"}},
-            opset_version=17,
-            dynamo=False,
-        )
-
-
 def ways(graph: Path) -> dict[str, dict]:
     import onnx
 
@@ -114,7 +95,7 @@ def main() -> None:
     report: dict[str, object] = {}
     with tempfile.TemporaryDirectory() as scratch:
         graph = Path(scratch) / "float.onnx"
-        export_float(model, tokenizer, graph)
+        reader_export.export_float_graph(model, base, graph)
         reference = scores(session(graph))
         seconds = round(timed(session(graph)), 4)
         report["float"] = {"bytes": graph.stat().st_size, "seconds_per_question": seconds}

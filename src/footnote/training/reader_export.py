@@ -44,27 +44,9 @@ PROBES = (
 
 def export_reader(model: Any, base: Path, target: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     """Write `model` (trained on `base`'s tokenizer) into `target` and return its manifest."""
-    import torch
-
-    tokenizer = load_tokenizer(base)
     with tempfile.TemporaryDirectory() as scratch:
         float_graph = Path(scratch) / "float.onnx"
-        names = ["input_ids", "attention_mask", "token_type_ids"]
-        sample = tokenizer.encode_batch(list(PROBES[:2]))
-        from footnote.models.sentence_reader import pair_arrays
-
-        feeds = pair_arrays([e.ids for e in sample], [e.type_ids for e in sample])
-        with torch.inference_mode():
-            torch.onnx.export(
-                model.eval(),
-                tuple(torch.from_numpy(feeds[n]) for n in names),
-                str(float_graph),
-                input_names=names,
-                output_names=["logits"],
-                dynamic_axes={**{n: {0: "batch", 1: "tokens"} for n in names}, "logits": {0: "batch"}},
-                opset_version=17,
-                dynamo=False,
-            )
+        export_float_graph(model, base, float_graph)
         staging = Path(scratch) / "reader"
         staging.mkdir()
         _quantize(float_graph, staging / "model.onnx")
@@ -88,6 +70,28 @@ def export_reader(model: Any, base: Path, target: Path, manifest: dict[str, Any]
             shutil.rmtree(target)
         shutil.copytree(staging, target)
     return described
+
+
+def export_float_graph(model: Any, base: Path, target: Path) -> None:
+    """`model` as a float ONNX graph (batch and length dynamic), before quantization."""
+    import torch
+
+    from footnote.models.sentence_reader import pair_arrays
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    sample = load_tokenizer(base).encode_batch(list(PROBES[:2]))
+    feeds = pair_arrays([e.ids for e in sample], [e.type_ids for e in sample])
+    with torch.inference_mode():
+        torch.onnx.export(
+            model.eval(),
+            tuple(torch.from_numpy(feeds[n]) for n in names),
+            str(target),
+            input_names=names,
+            output_names=["logits"],
+            dynamic_axes={**{n: {0: "batch", 1: "tokens"} for n in names}, "logits": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
 
 
 def _quantize(source: Path, target: Path) -> None:
