@@ -218,3 +218,23 @@ def test_a_reader_with_an_answer_head_learns_and_ships_both_logits(tmp_path: Pat
     assert reader.no_answer and reading.answered is not None
     assert len(reading.scores) == len(reading.answered) == len(candidates)
     assert reader.score(UNANSWERED.question, candidates) == reading.scores
+
+
+def test_the_bundled_readers_answer_head_tells_an_answered_question_from_a_near_miss(
+    reader: OnnxSentenceReader,
+) -> None:
+    from footnote.answer.evidence import answered_probability
+
+    sentences = [
+        reader_input("The Fresnel lens was invented by Augustin-Jean Fresnel in 1822.", "Lighthouses"),
+        reader_input("Keepers trimmed the wicks and wound the clockwork every night.", "Lighthouses"),
+    ]
+
+    def answered(question: str) -> float:
+        reading = reader.read(question, [*sentences, NO_ANSWER_CANDIDATE])
+        assert reading.answered is not None
+        *logits, no_answer = reading.answered
+        return answered_probability(logits, no_answer)
+
+    assert reader.no_answer
+    assert answered("Who invented the Fresnel lens?") > 0.5 > answered("Who invented the foghorn?")

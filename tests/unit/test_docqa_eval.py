@@ -90,7 +90,9 @@ def test_a_malformed_item_names_its_line(doc_set: Path) -> None:
 def test_the_set_is_asked_end_to_end_and_scored_per_kind(doc_set: Path, tmp_path: Path) -> None:
     items = load_doc_questions(doc_set)
     assert [item.answerable for item in items] == [True, False]
-    settings = Settings(home=tmp_path / "home", reader="extract", relevance_floor=0.0, evidence_floor=0.0)
+    settings = Settings(
+        home=tmp_path / "home", reader="extract", relevance_floor=0.0, evidence_floor=0.0, reader_floor=0.0
+    )
     app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
     try:
         app.ingest([doc_set / "corpus"])

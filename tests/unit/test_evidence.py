@@ -326,7 +326,8 @@ def test_the_evidence_reader_streams_what_it_answers(tmp_path: Path) -> None:
     (folder / "tar.md").write_text(TAR_EXIT, encoding="utf-8")
     reply = "The buffer is 32768 bytes unless -B is given [1]."
     generator = ScriptedGenerator([reply, reply])
-    settings = Settings(home=tmp_path / "home", reader="evidence", relevance_floor=0.0)
+    # Streaming is under test, not declining: the coverage floor decides, as without a reader.
+    settings = Settings(home=tmp_path / "home", reader="evidence", relevance_floor=0.0, reader_floor=0.0)
     app = create_app(settings, embedder=HashingEmbedder(), generator=generator)
     try:
         app.ingest([folder])

@@ -85,6 +85,7 @@ def test_the_check_can_be_switched_off(tmp_path: Path) -> None:
         reader="extract",
         relevance_floor=0.0,
         evidence_floor=0.0,
+        reader_floor=0.0,
         decline_unknown_names=False,
     )
     application = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))

@@ -361,8 +361,9 @@ class Settings(BaseSettings):
         0.27,
         ge=0.0,
         le=1.0,
-        description="below this match between the question and the best source span, the sources are "
-        "taken as unrelated: no answer is generated and the nearest sources are shown; 0: off",
+        description="where the sentence reader does not decide declining (off, or not reading the "
+        "question's language), below this match between the question and the best source span the "
+        "sources are taken as unrelated: no answer is generated and the nearest sources are shown; 0: off",
     )
     history_turns: int = Field(
         3,
@@ -384,17 +385,18 @@ class Settings(BaseSettings):
         "of the quoted passage: footnote (the reader shipped in the repository, hash-checked), a folder "
         "written by `footnote train reader --out FOLDER`, or off (the hand-weighted blend alone)",
     )
-    # Off by default: end to end on docqa-dev, the reader's floor chosen per fold declined no more
-    # unanswerable questions than the evidence floor (0.50), at more false declines (0.125 against
-    # 0.10; benchmarks/results/reader_floor-docqa-dev-20261204-045053.json).
+    # Chosen on docqa-dev for the bundled reader's answer head (per fold by document 0.095 to 0.10:
+    # declines 0.75 of the unanswerable questions at 0.11 false, where the evidence floor declines
+    # 0.50; benchmarks/results/reader_blend-docqa-dev-reader-b-20261205-105223.json, and the same
+    # floor on squad2-dev in decline_floor-reader-answer-head-20261205-110619.json).
     reader_floor: float = Field(
-        0.0,
+        0.10,
         ge=0.0,
         le=1.0,
         description="with the sentence reader on, below this answerability (the reader's probability that "
-        "its best sentence answers, times the evidence floor's coverage) the documents are taken not to "
-        "answer, in place of the evidence floor: footnote says so and shows the nearest sources; 0: the "
-        "evidence floor decides",
+        "its sentences answer, against its no-answer candidate when it was trained with one, times the "
+        "evidence floor's coverage) the documents are taken not to answer, in place of the evidence "
+        "floor: footnote says so and shows the nearest sources; 0: the evidence floor decides",
     )
     evidence_tokens: int = Field(
         220, ge=32, le=4096, description="most tokens of selected evidence the evidence reader is shown"

@@ -110,7 +110,7 @@ REGISTRY: dict[str, ModelSpec] = {
 # SQuAD 2.0 articles, CC BY-SA 4.0; see reader/reader.json), every file pinned here.
 READER_FOLDER = Path(__file__).parent / "reader"
 READER_FILES: dict[str, str] = {
-    "model.onnx": "89e8292d92dffddf9db7385a487bb86613697249763ada9010abe0bd1d0d42e2",
+    "model.onnx": "6ed2a585c5d26cfa42a1343eac8a7df16c1f1ac4530c971597aa6ab8326d3124",
     "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 }
 
