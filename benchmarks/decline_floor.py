@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import datetime
 from pathlib import Path
 
-from reader_blend import auc
+from reader_blend import auc, save_result
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -62,11 +61,7 @@ def main() -> None:
             found["trained_on"] = described([r for r in rows if r not in held], args.signal, args.floor)
         report["sets"][name] = found  # type: ignore[index]
         print(name, json.dumps(found), flush=True)
-    RESULTS.mkdir(exist_ok=True)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = RESULTS / f"decline_floor{'-' + args.tag if args.tag else ''}-{stamp}.json"
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"saved {path}")
+    save_result("decline_floor", args.tag, report)
 
 
 if __name__ == "__main__":

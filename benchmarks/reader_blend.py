@@ -281,6 +281,16 @@ def readers_for(args: argparse.Namespace) -> Callable[[str], OnnxSentenceReader]
     return lambda group: by_group.get(group, default)
 
 
+def save_result(name: str, tag: str, report: dict) -> Path:
+    """Write `report` as benchmarks/results/NAME[-TAG]-STAMP.json and say where."""
+    RESULTS.mkdir(exist_ok=True)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = RESULTS / f"{name}{'-' + tag if tag else ''}-{stamp}.json"
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(f"saved {path}")
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", type=Path)

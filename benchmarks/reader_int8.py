@@ -13,14 +13,13 @@ time to score one question's candidates (35, one thread).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import tempfile
 import time
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+from reader_blend import save_result
 
 from footnote.models.cpu import machine
 from footnote.models.registry import REGISTRY, resolve_registered
@@ -124,11 +123,7 @@ def main() -> None:
         "ways": report,
         "machine": machine(),
     }
-    RESULTS.mkdir(exist_ok=True)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = RESULTS / f"reader_int8{'-' + args.tag if args.tag else ''}-{stamp}.json"
-    path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(f"saved {path}")
+    save_result("reader_int8", args.tag, out)
 
 
 if __name__ == "__main__":
