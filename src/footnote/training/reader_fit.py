@@ -181,37 +181,33 @@ def _loss(logits: Any, step: Sequence[ReaderExample], listwise_weight: float, no
     loss on the sentences alone, and that softmax over the second head's logits."""
     import torch
 
-    if logits.dim() == 2:
-        sizes = [len(e.candidates) + 1 for e in step]
-        ends = torch.tensor(sizes).cumsum(0) - 1  # each question's no-answer row
-        sentences = torch.ones(len(logits), dtype=torch.bool)
-        sentences[ends] = False
-        ranking = _loss(logits[sentences, 0], step, listwise_weight)
-        answered = logits[:, 1]
-        labels = torch.tensor([float(x) for e in step for x in (*e.labels, not e.answerable)])
-        weighed = []
-        for example, end in zip(step, ends.tolist(), strict=True):
-            rows = slice(end + 1 - len(example.candidates) - 1, end + 1)
-            scores, positive = answered[rows], labels[rows] > 0
-            weighed.append(torch.logsumexp(scores, 0) - torch.logsumexp(scores[positive], 0))
-        return ranking + listwise_weight * torch.stack(weighed).mean()
-
     labels = torch.tensor(
         [float(x) for e in step for x in (*e.labels, *((not e.answerable,) if no_answer else ()))]
     )
+    if logits.dim() == 2:
+        sentences = torch.tensor([x for e in step for x in (*(True,) * len(e.candidates), False)])
+        ranking = _loss(logits[sentences, 0], step, listwise_weight)
+        return ranking + listwise_weight * _softmax_terms(logits[:, 1], labels, step, no_answer=True)
     loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
-    listwise = []
+    listwise = _softmax_terms(logits, labels, step, no_answer)
+    return loss if listwise is None else loss + listwise_weight * listwise
+
+
+def _softmax_terms(logits: Any, labels: Any, step: Sequence[ReaderExample], no_answer: bool) -> Any:
+    """The mean, over the questions with a positive, of a softmax over each question's rows
+    towards its positive ones (None when no question has one)."""
+    import torch
+
+    terms = []
     offset = 0
     for example in step:
         size = len(example.candidates) + int(no_answer)
         if example.answerable or no_answer:
             scores = logits[offset : offset + size]
             positive = labels[offset : offset + size] > 0
-            listwise.append(torch.logsumexp(scores, 0) - torch.logsumexp(scores[positive], 0))
+            terms.append(torch.logsumexp(scores, 0) - torch.logsumexp(scores[positive], 0))
         offset += size
-    if listwise:
-        loss = loss + listwise_weight * torch.stack(listwise).mean()
-    return loss
+    return torch.stack(terms).mean() if terms else None
 
 
 def score_examples(model: Any, base: Path, examples: Sequence[ReaderExample]) -> list[list[float]]:
