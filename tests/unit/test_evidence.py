@@ -319,6 +319,28 @@ def test_a_quote_corroborates_a_sentence_that_adds_nothing_beyond_it() -> None:
     assert not checker.corroborates(quote, _sentence("sftp uses 65536 bytes.", [2]))
 
 
+def test_the_model_is_stopped_after_its_two_sentences(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "sftp.txt").write_text(SFTP, encoding="utf-8")
+    reply = (
+        "The buffer is 32768 bytes unless -B is given [1]. It is set with -B [1]. "
+        "Tar exits with 2 on a fatal error [1]."
+    )
+    settings = Settings(home=tmp_path / "home", reader="evidence", relevance_floor=0.0, reader_floor=0.0)
+    app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([reply]))
+    try:
+        app.ingest([folder])
+        events = list(app.ask_stream("What buffer size does sftp use unless -B is given?"))
+    finally:
+        app.close()
+    sentences = [event.sentence.text for event in events if isinstance(event, SentenceEvent)]
+    tokens = "".join(event.text for event in events if isinstance(event, TokenEvent))
+    assert "The default is 32768 bytes." in sentences[0]
+    assert sentences[1:] == ["The buffer is 32768 bytes unless -B is given.", "It is set with -B."]
+    assert "fatal error" not in tokens  # the model was stopped, not only its sentence hidden
+
+
 def test_the_evidence_reader_streams_what_it_answers(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()

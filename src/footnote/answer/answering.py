@@ -25,7 +25,12 @@ from footnote.answer.evidence import (
     with_reader,
 )
 from footnote.answer.history import Standalone, condense_question, leans_on_conversation, recent_turns
-from footnote.answer.policy import EVIDENCE_ANSWER_TOKENS, EVIDENCE_READER, EXTRACT_READER
+from footnote.answer.policy import (
+    EVIDENCE_ANSWER_SENTENCES,
+    EVIDENCE_ANSWER_TOKENS,
+    EVIDENCE_READER,
+    EXTRACT_READER,
+)
 from footnote.answer.prompt import build_evidence_messages, build_messages, wording
 from footnote.answer.related import suggest_related
 from footnote.answer.result import Answer, AnswerEvent, Asked, DoneEvent, SentenceEvent, SourcesEvent
@@ -60,6 +65,7 @@ class Prompt:
 
     messages: list[Message]
     params: GenerationParams
+    sentences: int = 0  # the most sentences the model may write (0: no limit)
 
 
 @dataclass
@@ -164,7 +170,8 @@ class Answering:
             evidence = [(p.source + 1, sources[p.source], p.text(sources)) for p in passages]
             messages = build_evidence_messages(question, evidence, turns, instruction, self.language)
             max_tokens = min(policy.generation.max_tokens, EVIDENCE_ANSWER_TOKENS)
-            return Prompt(messages, replace(policy.generation, max_tokens=max_tokens))
+            params = replace(policy.generation, max_tokens=max_tokens)
+            return Prompt(messages, params, EVIDENCE_ANSWER_SENTENCES)
         return Prompt(build_messages(question, sources, turns, instruction, self.language), policy.generation)
 
     def _write(
@@ -188,8 +195,9 @@ class Answering:
         written.lead = len(sentences)
         if prompt.messages:
             generator = MeteredGenerator(self.engine.generator, usage, ANSWER_STEP)
+            draft, most = written.draft, prompt.sentences
             events = generate_checked(
-                generator, prompt.messages, prompt.params, checker, clock, written.draft, []
+                generator, prompt.messages, prompt.params, checker, clock, draft, [], most
             )
             yield from with_quote(events, written.held_quote, sentences, checker.corroborates)
         quote = None if passages else self._quote_instead(checker, question, sentences)

@@ -66,12 +66,14 @@ def generate_checked(
     clock: Clock,
     draft: Draft,
     sentences: list[AnswerSentence],
+    most: int = 0,
 ) -> Iterator[AnswerEvent]:
     """Stream the model's reply, checking each sentence (added to `sentences`) as soon as it is
     complete; a model caught in a loop is cut off at its first repeated or degenerate sentence,
-    which is never shown."""
+    which is never shown. With `most` set, the model stops after that many sentences."""
     assembler = SentenceAssembler()
-    repeated = False
+    repeated = enough = False
+    first = len(sentences)
     generating = time.time_ns()
     stream = generator.stream(messages, params)
     try:
@@ -86,7 +88,10 @@ def generate_checked(
                     break
                 sentences.append(checker.check(text))
                 yield SentenceEvent(len(sentences) - 1, sentences[-1])
-            if repeated:
+                enough = bool(most) and len(sentences) - first >= most
+                if enough:
+                    break
+            if repeated or enough:
                 break
     finally:
         close = getattr(stream, "close", None)
@@ -94,7 +99,7 @@ def generate_checked(
             close()
     verifying = time.time_ns()
     tracing.record("generate", generating, verifying, model=generator.name, pieces=len(draft.pieces))
-    for text in [] if repeated else assembler.finish():
+    for text in [] if repeated or enough else assembler.finish():
         if _degenerate(text) or draft.repeats(text):
             continue
         sentences.append(checker.check(text))

@@ -14,13 +14,11 @@ from footnote.core.sentences import MARKER
 from footnote.core.stopwords import CJK_CLAIM_STOP_CHARS as _CJK_STOP_CHARS
 from footnote.core.stopwords import CLAIM_STOP_WORDS as _STOP_WORDS
 
-# Numbers and names carry most of what makes a claim true or false: they weigh double.
-NUMBER_WEIGHT = 2.0
-NAME_WEIGHT = 2.0
-# Options, identifiers, MIME types and paths ("-P", "--enable-fat", "GLIBCXX_FORCE_NEW",
-# "audio/x-midi") are kept whole and case-sensitive besides their word pieces: "audio/midi" and
+# Numbers, names and code carry most of what makes a claim true or false: they weigh double.
+# Code is options, identifiers, MIME types and paths ("-P", "--enable-fat", "GLIBCXX_FORCE_NEW",
+# "audio/x-midi"), kept whole and case-sensitive besides their word pieces: "audio/midi" and
 # "audio/x-midi" share every word yet name different things.
-CODE_WEIGHT = 2.0
+KEY_TERM_WEIGHT = 2.0
 _CODE_TOKEN = re.compile(r"(?<![\w/.-])(?:--?[A-Za-z][\w-]*|[A-Za-z_][\w]*(?:[/_.=+-][\w]+)+)")
 
 _PLAIN_COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
@@ -46,7 +44,7 @@ def content_terms(text: str) -> dict[str, float]:
             for term in _cjk_terms(match.group("cjk")):
                 terms.setdefault(term, 1.0)
         elif match.group("number"):
-            terms[match.group("number").replace(",", "")] = NUMBER_WEIGHT
+            terms[match.group("number").replace(",", "")] = KEY_TERM_WEIGHT
         else:
             word = match.group("word")
             is_name = word[0].isupper() and not first_word
@@ -55,9 +53,9 @@ def content_terms(text: str) -> dict[str, float]:
             if len(lowered) < 2 or lowered in _STOP_WORDS:
                 continue
             stem = _stem(lowered)
-            terms[stem] = max(terms.get(stem, 0.0), NAME_WEIGHT if is_name else 1.0)
+            terms[stem] = max(terms.get(stem, 0.0), KEY_TERM_WEIGHT if is_name else 1.0)
     for match in _CODE_TOKEN.finditer(text):
-        terms[match.group().rstrip(".-")] = CODE_WEIGHT
+        terms[match.group().rstrip(".-")] = KEY_TERM_WEIGHT
     return terms
 
 

@@ -24,7 +24,14 @@ from typing import Any
 import numpy as np
 
 from footnote.errors import ModelError
-from footnote.models.base import Embedder, RecentVectors, Vector, precision_name
+from footnote.models.base import (
+    BATCH_POSITIONS,
+    Embedder,
+    RecentVectors,
+    Vector,
+    padded_batches,
+    precision_name,
+)
 from footnote.models.registry import sha256_file, verify_file
 
 log = logging.getLogger(__name__)
@@ -105,16 +112,19 @@ class OnnxEmbedder(Embedder):
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
         return self._embed_sorted(texts, self._run_batch)
 
-    def _embed_sorted(self, texts: Sequence[str], run: Callable[[Sequence[Any]], np.ndarray]) -> list[Vector]:
-        """Vectors of `texts`, batched by length and run through `run`, in input order."""
+    def _embed_sorted(
+        self,
+        texts: Sequence[str],
+        run: Callable[[Sequence[Any]], np.ndarray],
+        positions: int = BATCH_POSITIONS,
+    ) -> list[Vector]:
+        """Vectors of `texts`, batched by length (at most `positions` padded tokens in a batch)
+        and run through `run`, in input order."""
         if not texts:
             return []
         encodings = self._tokenizer.encode_batch(list(texts))
-        # Similar lengths share a batch, so little of each batch is padding.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in padded_batches([len(e.ids) for e in encodings], self.batch_size, positions):
             vectors[rows] = run([encodings[i] for i in rows])
         return vectors.tolist()
 

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from footnote.errors import ModelError
+from footnote.models.base import padded_batches
 from footnote.models.registry import READER_FILES, READER_FOLDER, verify_file
 
 # Tokens the reader sees of one (question, candidate) pair; the candidate's context is cut first.
@@ -64,7 +65,7 @@ class SentenceReader(ABC):
     """Scores (question, candidate) pairs. Subclasses implement `read_batch` only."""
 
     name: str = "reader"
-    batch_size: int = 16
+    batch_size: int = 32  # pairs in one batch at most (and `BATCH_POSITIONS` padded tokens)
     languages: frozenset[str] | None = frozenset({"en"})  # what it reads; None for every language
     no_answer: bool = False  # trained to score NO_ANSWER_CANDIDATE beside the sentences
 
@@ -72,14 +73,17 @@ class SentenceReader(ABC):
     def read_batch(self, question: str, candidates: Sequence[str]) -> Reading:
         """The logits of each candidate (made by `reader_input`) for `question`."""
 
+    def lengths(self, question: str, candidates: Sequence[str]) -> list[int]:
+        """How long each (question, candidate) pair is for the model: here in characters, in
+        its own tokens for a reader that has a tokenizer."""
+        return [len(question) + len(candidate) for candidate in candidates]
+
     def read(self, question: str, candidates: Sequence[str]) -> Reading:
         """The logits of every candidate, in order; candidates of similar length are batched
         together, so little of a batch is padding."""
-        order = sorted(range(len(candidates)), key=lambda i: len(candidates[i]))
         scores = [0.0] * len(candidates)
         answered: list[float] | None = None
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
+        for batch in padded_batches(self.lengths(question, candidates), self.batch_size):
             reading = self.read_batch(question, [candidates[i] for i in batch])
             for position, index in enumerate(batch):
                 scores[index] = reading.scores[position]
@@ -173,6 +177,9 @@ class OnnxSentenceReader(SentenceReader):
         self._tokenizer.enable_truncation(MAX_PAIR_TOKENS, strategy="only_second")
         self._inputs = {i.name for i in self._session.get_inputs()}
         self.no_answer = files.manifest.is_file() and bool(files.describe().get("no_answer", False))
+
+    def lengths(self, question: str, candidates: Sequence[str]) -> list[int]:
+        return [len(e.ids) for e in self._tokenizer.encode_batch([(question, c) for c in candidates])]
 
     def read_batch(self, question: str, candidates: Sequence[str]) -> Reading:
         if not candidates:
