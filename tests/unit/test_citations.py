@@ -219,13 +219,17 @@ def test_cjk_text_is_scored_by_character_bigrams() -> None:
     assert set(content_terms("Fresnel 透镜 1822")) == {"fresnel", "透镜", "1822"}
 
 
-def test_candidates_are_embedded_once_at_construction(sources: Sources) -> None:
+def test_candidates_are_embedded_once_when_first_needed(sources: Sources) -> None:
     embedder = HashingEmbedder()
     checker = CitationChecker(sources[0], embedder)
-    embedded_at_start = sum(len(batch) for batch in embedder.calls)
-    assert embedded_at_start > 9  # every sentence of the three sources, plus adjacent pairs
+    spans = checker.sentence_spans(vectors=False)  # what evidence selection reads beside a reader
+    assert spans and embedder.calls == [] and all(span.vector is None for span in spans)
+    checker.check("Neap tides have the smallest range.")
+    embedded = sum(len(batch) for batch in embedder.calls)
+    assert embedded > 9 + 1  # every sentence of the three sources, adjacent pairs, the sentence
     checker.check_all("Neap tides have the smallest range. Coffee plants come from tropical Africa.")
-    assert sum(len(batch) for batch in embedder.calls) == embedded_at_start + 2
+    assert sum(len(batch) for batch in embedder.calls) == embedded + 2
+    assert all(span.vector is not None for span in checker.sentence_spans())
 
 
 # The calibration set behind DEFAULT_THRESHOLD: copied or paraphrased claims must reach it,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 from footnote.answer import gates
@@ -134,10 +135,10 @@ class Answering:
             yield DoneEvent(declined)
             return
         checker = engine.support.checker(sources, question, policy.judge_threshold)
-        match = checker.question_match(question)
         passages, answerable = (
             self._evidence(question, checker) if policy.reads_evidence else ([], Answerable())
         )
+        match = partial(checker.question_match, question)  # embeds the sources' sentences
         declined = gates.unrelated_sources(asked, policy, match, passages, answerable, clock)
         if declined is not None:
             yield DoneEvent(declined)
@@ -146,7 +147,7 @@ class Answering:
         written = Written()
         yield from self._write(question, checker, passages, prompt, clock, written, conversation.usage)
         clock.mark("total")
-        answer = self._finished(asked, checker, written, passages, prompt, (match, answerable))
+        answer = self._finished(asked, checker, written, passages, prompt, (match(), answerable))
         if policy.related_questions:
             answer = replace(answer, related_questions=self._related(question, answer, conversation.usage))
             clock.mark("related")
@@ -269,14 +270,18 @@ class Answering:
     def _evidence(self, question: str, checker: CitationChecker) -> tuple[list[Passage], Answerable]:
         """The passages of the sources most likely to answer `question`, best first, and how
         likely it is that one of the sources answers at all."""
-        spans = checker.sentence_spans()
-        texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
-        scores = score_sentences(question, spans, checker.question_vector, texts)
         reader = self.engine.support.reader
+        reader_reads = reader is not None and reads(reader.languages, self.language)
+        # Where the reader reads, its scores stand in for the sentences' embedding similarity
+        # (which added nothing beside them: benchmarks/evidence_ablation.py), so the sources'
+        # sentences are embedded only once the quote is shown, for checking what the model writes.
+        spans = checker.sentence_spans(vectors=not reader_reads)
+        texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
+        scores = score_sentences(question, spans, None if reader_reads else checker.question_vector, texts)
         read: list[float] = []
         answered: list[float] = []  # the logits weighed against the no-answer candidate's
         no_answer: float | None = None
-        if reader is not None and spans and reads(reader.languages, self.language):
+        if reader is not None and reader_reads and spans:
             candidates = reader_candidates(checker.sources, spans, texts)
             if reader.no_answer:
                 reading = reader.read(question, [*candidates, NO_ANSWER_CANDIDATE])

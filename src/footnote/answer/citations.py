@@ -166,9 +166,10 @@ class CitationChecker:
         novel = self._novel(content_terms(sentence.text))
         return novel is not None and bool(novel) and holds_novel(novel, frozenset(content_terms(quote.text)))
 
-    def sentence_spans(self) -> list[SentenceSpan]:
-        """Every single sentence of the sources with its terms and embedding, for evidence selection."""
-        return self.spans.sentence_spans()
+    def sentence_spans(self, vectors: bool = True) -> list[SentenceSpan]:
+        """Every single sentence of the sources with its terms (and embedding, unless `vectors`
+        is false), for evidence selection."""
+        return self.spans.sentence_spans(vectors)
 
     @property
     def question_vector(self) -> Vector | None:

@@ -37,7 +37,7 @@ def naming_unknown_words(asked: Asked, unknown: Sequence[str], clock: Clock) -> 
 def unrelated_sources(
     asked: Asked,
     policy: AnswerPolicy,
-    match: float,
+    match: Callable[[], float],
     passages: Sequence[Passage],
     answerable: Answerable,
     clock: Clock,
@@ -47,14 +47,16 @@ def unrelated_sources(
     belief when it read them; otherwise, or with no reader, its best span matches it less than the
     relevance floor): say so, show the nearest sources, and spend no time generating an answer
     they could not support. Where the reader decides, the relevance floor does not: on docqa-dev
-    it declined 6 answerable questions for 1 unanswerable one the reader let through."""
+    it declined 6 answerable questions for 1 unanswerable one the reader let through. `match`
+    gives the best span's match with the question (it embeds the sources' sentences, so it is
+    asked only where it decides or is recorded)."""
     reader_decides = answerable.read is not None and policy.reads_evidence
     floor = policy.reader_floor if reader_decides else policy.evidence_floor
-    unmatched = match < policy.relevance_floor and not reader_decides
+    unmatched = not reader_decides and match() < policy.relevance_floor
     if not unmatched and not (policy.reads_evidence and (not passages or answerable.value < floor)):
         return None
     declined = asked.declined(
-        match=match,
+        match=match(),
         unrelated=True,
         evidence_score=passages[0].score if passages else 0.0,
         answerability=answerable.value,

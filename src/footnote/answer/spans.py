@@ -47,7 +47,8 @@ Scored = tuple[float, CandidateSpan]  # a span and how well it supports the sent
 
 
 class SpanScores:
-    """The candidate spans of `sources`, embedded once, and their scores against any text."""
+    """The candidate spans of `sources`, embedded once (when a score first needs them), and
+    their scores against any text."""
 
     def __init__(self, sources: Sequence[SearchHit], embedder: Embedder | None, question: str) -> None:
         self.sources = list(sources)
@@ -55,13 +56,23 @@ class SpanScores:
         self.question = question
         self.candidates = candidate_spans(self.sources)
         self._question_vector: Vector | None = None
-        if embedder is not None and self.candidates:
-            texts = [self.quote(candidate) for candidate in self.candidates]
-            for candidate, vector in zip(self.candidates, embedder.embed_many(texts), strict=True):
-                candidate.vector = vector
+        self._embedded = embedder is None
 
-    def sentence_spans(self) -> list[SentenceSpan]:
-        """Every single sentence of the sources with its terms and embedding, for evidence selection."""
+    def _embed(self) -> None:
+        """Embeds every candidate, once: a question the sentence reader reads shows its quote
+        before anything needs these vectors."""
+        if self._embedded or self.embedder is None:
+            return
+        self._embedded = True
+        texts = [self.quote(candidate) for candidate in self.candidates]
+        for candidate, vector in zip(self.candidates, self.embedder.embed_many(texts), strict=True):
+            candidate.vector = vector
+
+    def sentence_spans(self, vectors: bool = True) -> list[SentenceSpan]:
+        """Every single sentence of the sources with its terms, and with its embedding unless
+        `vectors` is false, for evidence selection."""
+        if vectors:
+            self._embed()
         return [
             SentenceSpan(c.source, c.position, c.start, c.end, c.terms, c.vector, c.paragraph)
             for c in self.candidates
@@ -72,6 +83,7 @@ class SpanScores:
         self, text: str, claim: dict[str, float], novel: dict[str, float] | None = None
     ) -> list[Scored | None]:
         """Each source's best-scoring span for `text`; with `novel`, spans lacking it score 0."""
+        self._embed()
         vector = self.vector(text)
         best: list[Scored | None] = [None] * len(self.sources)
         for candidate in self.candidates:
@@ -89,6 +101,7 @@ class SpanScores:
         claim = content_terms(question)
         if not claim:
             return 1.0
+        self._embed()
         vector = self.vector(question)
         return max((self.score(claim, vector, candidate) for candidate in self.candidates), default=0.0)
 
@@ -98,6 +111,7 @@ class SpanScores:
         claim = content_terms(question)
         if not claim or not cited:
             return 0.0
+        self._embed()
         vector = self.vector(question)
         scores = [
             self.score(claim, vector, candidate)

@@ -1,0 +1,118 @@
+"""Which terms of the evidence blend still earn their place beside the sentence reader: passage@1
+of the engine's scores (the blend plus the reader) with each term taken out in turn.
+
+For a document question set (ingested once into `--home`), every answerable question's top-k
+chunks are split into sentences as the answer engine splits them, the bundled reader reads them
+once, and the blend (`evidence.score_sentences`) is scored again with one term switched off at a
+time: the typed-answer bonus, agreement between sources, the no-new-term and question factors,
+the lead-in context, embedding similarity, chunk rank and keyword coverage. Nothing is fitted, so
+the figures hold for any split of the documents; a term whose removal costs nothing on every set
+is a candidate for deletion.
+
+    python benchmarks/evidence_ablation.py ../shared/data/docqa-dev --home /tmp/docqa-home
+    python benchmarks/evidence_ablation.py ../shared/data/squad2-dev --home /tmp/squad-home --per-group 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from datetime import datetime
+from pathlib import Path
+
+from footnote.answer import evidence
+from footnote.answer.citations import CitationChecker
+from footnote.application import create_app
+from footnote.config import Settings
+from footnote.evaluation.docqa import CORPUS_FOLDER, DocQuestion, contains_answer, load_doc_questions
+from footnote.models.cpu import machine
+from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, OnnxSentenceReader, bundled_reader_files
+
+RESULTS = Path(__file__).parent / "results"
+# Each term, and the value that switches it off.
+TERMS_OFF = (
+    ("TYPED_BONUS", 0.0),
+    ("AGREEMENT_WEIGHT", 0.0),
+    ("NO_NEW_TERM_FACTOR", 1.0),
+    ("QUESTION_FACTOR", 1.0),
+    ("CONTEXT_DISCOUNT", 0.0),
+    ("DENSE_WEIGHT", 0.0),
+    ("RANK_WEIGHT", 0.0),
+    ("KEYWORD_WEIGHT", 0.0),
+)
+
+
+def sampled(items: list[DocQuestion], per_group: int) -> list[DocQuestion]:
+    """At most `per_group` questions per document, drawn with a fixed seed."""
+    if not per_group:
+        return items
+    rng, kept, seen = random.Random(3), [], {}
+    for item in rng.sample(items, len(items)):
+        if seen.get(item.source, 0) < per_group:
+            kept.append(item)
+            seen[item.source] = seen.get(item.source, 0) + 1
+    return sorted(kept, key=lambda i: i.id)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--per-group", type=int, default=0, help="at most this many questions per document")
+    args = parser.parse_args()
+
+    app = create_app(Settings(home=args.home))
+    if not app.catalog.chunk_id_list():
+        app.ingest([args.dataset / CORPUS_FOLDER])
+    reader = OnnxSentenceReader(bundled_reader_files())
+    count = app.generator.count_tokens
+    read_once = []
+    for item in sampled(load_doc_questions(args.dataset), args.per_group):
+        if not item.answerable:
+            continue
+        hits = app.search(item.question, limit=args.top_k)
+        checker = CitationChecker(hits, app.embedder, question=item.question)
+        spans = checker.sentence_spans()
+        if not spans:
+            continue
+        texts = [hits[s.source].text[s.start : s.end] for s in spans]
+        candidates = [*evidence.reader_candidates(hits, spans, texts), NO_ANSWER_CANDIDATE]
+        logits = reader.read(item.question, candidates).scores[:-1]
+        read_once.append((item, hits, spans, texts, checker.question_vector, logits))
+
+    def passage_at_1() -> float:
+        found = 0
+        for item, hits, spans, texts, vector, logits in read_once:
+            blend = evidence.score_sentences(item.question, spans, vector, texts)
+            passages = evidence.select_passages(hits, spans, evidence.with_reader(blend, logits), count)
+            found += bool(passages) and contains_answer(passages[0].text(hits), item.answers)
+        return round(found / len(read_once), 4)
+
+    def without(name: str, value: float) -> float:
+        kept = getattr(evidence, name)
+        setattr(evidence, name, value)
+        try:
+            return passage_at_1()
+        finally:
+            setattr(evidence, name, kept)
+
+    everything = passage_at_1()
+    report = {
+        "dataset": str(args.dataset),
+        "answerable_questions": len(read_once),
+        "per_group": args.per_group or "all",
+        "passage_at_1": {"every_term": everything, **{f"{n}={v}": without(n, v) for n, v in TERMS_OFF}},
+        "machine": machine(),
+    }
+    RESULTS.mkdir(exist_ok=True)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    path = RESULTS / f"evidence_ablation-{args.dataset.name}-{stamp}.json"
+    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: v for k, v in report.items() if k != "machine"}, indent=2))
+    print(f"saved {path}")
+
+
+if __name__ == "__main__":
+    main()
