@@ -21,9 +21,10 @@ import argparse
 import json
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from reader_blend import save_result
 
 from footnote.answer.evidence import reader_candidates, sentence_spans
 from footnote.application import create_app
@@ -33,7 +34,6 @@ from footnote.models.base import BATCH_POSITIONS, padded_batches
 from footnote.models.cpu import machine
 from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, OnnxSentenceReader, bundled_reader_files
 
-RESULTS = Path(__file__).parent / "results"
 REPEATS = 3
 
 
@@ -125,12 +125,8 @@ def main() -> None:
         ),
         "machine": machine(),
     }
-    RESULTS.mkdir(exist_ok=True)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = RESULTS / f"batch_positions-{args.dataset.name}-{stamp}.json"
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))
-    print(f"saved {path}")
+    save_result(name="batch_positions", tag=args.dataset.name, report=report)
 
 
 if __name__ == "__main__":

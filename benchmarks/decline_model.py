@@ -18,13 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
-from reader_blend import auc, decline_figures, decline_threshold, fit_logistic
+from reader_blend import auc, decline_figures, decline_threshold, fit_logistic, save_result
 
-RESULTS = Path(__file__).parent / "results"
 FOLDS = 5
 NOT_SIGNALS = {"id", "group", "answerable", "plausible"}
 
@@ -123,12 +121,8 @@ def main() -> None:
             **decline_figures(other(x[mine]) < threshold, answerable[mine]),
         }
     report["fitted_on_the_other_sets"] = across
-    RESULTS.mkdir(exist_ok=True)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = RESULTS / f"decline_model{'-' + args.tag if args.tag else ''}-{stamp}.json"
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))
-    print(f"saved {path}")
+    save_result("decline_model", args.tag, report)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from datetime import datetime
 from pathlib import Path
+
+from reader_blend import save_result
 
 from footnote.answer import evidence
 from footnote.answer.citations import CitationChecker
@@ -29,7 +30,6 @@ from footnote.evaluation.docqa import CORPUS_FOLDER, DocQuestion, contains_answe
 from footnote.models.cpu import machine
 from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, OnnxSentenceReader, bundled_reader_files
 
-RESULTS = Path(__file__).parent / "results"
 # Each term, and the value that switches it off.
 TERMS_OFF = (
     ("TYPED_BONUS", 0.0),
@@ -106,12 +106,8 @@ def main() -> None:
         "passage_at_1": {"every_term": everything, **{f"{n}={v}": without(n, v) for n, v in TERMS_OFF}},
         "machine": machine(),
     }
-    RESULTS.mkdir(exist_ok=True)
-    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = RESULTS / f"evidence_ablation-{args.dataset.name}-{stamp}.json"
-    path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in report.items() if k != "machine"}, indent=2))
-    print(f"saved {path}")
+    save_result("evidence_ablation", args.dataset.name, report)
 
 
 if __name__ == "__main__":
