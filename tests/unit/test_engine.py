@@ -22,11 +22,14 @@ from footnote.answer.engine import (
     SupportModels,
     TokenEvent,
 )
+from footnote.answer.history import Standalone
 from footnote.answer.policy import EXTRACT_READER
 from footnote.answer.prompt import NO_ANSWER, SYSTEM_PROMPT
+from footnote.answer.streaming import final
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.errors import QueryError
+from footnote.models.base import Message
 from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, Reading, SentenceReader
 from footnote.retrieval.retriever import RetrievalParams
 from tests.fakes import HashingEmbedder, ScriptedGenerator
@@ -352,6 +355,36 @@ def test_the_sentence_reader_joins_the_choice_of_the_quote(app: Application) -> 
     assert "in 1822" in answer.citations[0].quote
     # It read every sentence of the retrieved chunks, not a shortlist the blend chose.
     assert len(reader.seen) == len(evidence.sentence_spans(answer.sources))
+
+
+class QuestionRecorder(MarkerReader):
+    """A MarkerReader that records the questions it was asked to read for."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__(marker)
+        self.questions: set[str] = set()
+
+    def read_batch(self, question: str, candidates: Sequence[str]) -> Reading:
+        self.questions.add(question)
+        return super().read_batch(question, candidates)
+
+
+def test_a_follow_up_searched_after_the_last_question_is_read_with_it(app: Application) -> None:
+    extract = replace(app.answer_engine().policy, reader=EXTRACT_READER)
+    reader = QuestionRecorder("in 1822")
+    engine = AnswerEngine(app.retriever(), app.generator, SupportModels(app.embedder, reader=reader), extract)
+    first = "Tell me about Fresnel lenses."
+    history = [Message("user", first), Message("assistant", "They are thin lenses [1].")]
+    follow_up = "Where were they used first?"
+    in_context = f"{first} {follow_up}"
+    answer = final(engine.stream(follow_up, history, standalone=Standalone(follow_up, in_context)))
+    # The reader weighs the sentences against what the follow-up leaves out; the answer is the
+    # follow-up's own.
+    assert reader.questions == {in_context}
+    assert answer.citations and answer.question == follow_up
+    reader.questions.clear()
+    final(engine.stream("Where were Fresnel lenses used first?"))
+    assert reader.questions == {"Where were Fresnel lenses used first?"}
 
 
 class NoAnswerReader(MarkerReader):

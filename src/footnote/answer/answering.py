@@ -118,10 +118,17 @@ class Answering:
         )
 
     def events(
-        self, question: str, hits: list[SearchHit], clock: Clock, conversation: Conversation
+        self,
+        question: str,
+        hits: list[SearchHit],
+        clock: Clock,
+        conversation: Conversation,
+        in_context: str = "",
     ) -> Iterator[AnswerEvent]:
         """The answer's events from `hits`: each gate may finish it early; otherwise the reader's
-        prompt is answered, checked sentence by sentence, and the last gate applied."""
+        prompt is answered, checked sentence by sentence, and the last gate applied. The sentence
+        reader reads `in_context` when given: a follow-up with the question before it, which
+        names what the follow-up leaves out ("What is its default?")."""
         engine, policy = self.engine, self.engine.policy
         turns = recent_turns(conversation.history or [], policy.history_turns)
         sources = self._sources(question, hits, turns)
@@ -136,7 +143,9 @@ class Answering:
             return
         checker = engine.support.checker(sources, question, policy.judge_threshold)
         passages, answerable = (
-            self._evidence(question, checker) if policy.reads_evidence else ([], Answerable())
+            self._evidence(question, checker, in_context or question)
+            if policy.reads_evidence
+            else ([], Answerable())
         )
         match = partial(checker.question_match, question)  # embeds the sources' sentences
         declined = gates.unrelated_sources(asked, policy, match, passages, answerable, clock)
@@ -267,9 +276,12 @@ class Answering:
         indexed = self.engine.retriever.unknown_words
         return gates.unknown_words(question, sources, indexed, english=self.language == ENGLISH)
 
-    def _evidence(self, question: str, checker: CitationChecker) -> tuple[list[Passage], Answerable]:
+    def _evidence(
+        self, question: str, checker: CitationChecker, reader_question: str
+    ) -> tuple[list[Passage], Answerable]:
         """The passages of the sources most likely to answer `question`, best first, and how
-        likely it is that one of the sources answers at all."""
+        likely it is that one of the sources answers at all; the sentence reader reads
+        `reader_question`."""
         reader = self.engine.support.reader
         reader_reads = reader is not None and reads(reader.languages, self.language)
         # Where the reader reads, its scores stand in for the sentences' embedding similarity
@@ -284,11 +296,11 @@ class Answering:
         if reader is not None and reader_reads and spans:
             candidates = reader_candidates(checker.sources, spans, texts)
             if reader.no_answer:
-                reading = reader.read(question, [*candidates, NO_ANSWER_CANDIDATE])
+                reading = reader.read(reader_question, [*candidates, NO_ANSWER_CANDIDATE])
                 read = reading.scores[:-1]
                 *answered, no_answer = reading.answered or reading.scores
             else:
-                read = answered = reader.score(question, candidates)
+                read = answered = reader.score(reader_question, candidates)
             scores = with_reader(scores, read)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(

@@ -140,7 +140,7 @@ class AnswerEngine:
             hits = search(standalone.query)
         clock.mark("retrieval")
         conversation = Conversation(history, instruction, usage)
-        events = answering.events(standalone.question, hits, clock, conversation)
+        events = answering.events(standalone.question, hits, clock, conversation, standalone.query)
         yield from held_back(events, self.policy.abstain_below)
 
     def stream_sources(
