@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from reader_blend import save_result
@@ -26,6 +28,8 @@ from footnote.answer import evidence
 from footnote.answer.citations import CitationChecker
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.core.hits import SearchHit
+from footnote.core.vectors import Vector
 from footnote.evaluation.docqa import CORPUS_FOLDER, DocQuestion, contains_answer, load_doc_questions
 from footnote.models.cpu import machine
 from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, OnnxSentenceReader, bundled_reader_files
@@ -55,39 +59,63 @@ def sampled(items: list[DocQuestion], per_group: int) -> list[DocQuestion]:
     return sorted(kept, key=lambda i: i.id)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+@dataclass(frozen=True)
+class ReadQuestion:
+    """One question's sources as the engine reads them: split into sentences, read by the reader."""
+
+    item: DocQuestion
+    hits: list[SearchHit]
+    spans: list[evidence.SentenceSpan]
+    texts: list[str]
+    question_vector: Vector | None  # None when read without the sentences' vectors
+    logits: list[float]  # the reader's, one per sentence
+
+
+def set_arguments(description: str) -> argparse.Namespace:
+    """The command line of a benchmark over one document question set."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--per-group", type=int, default=0, help="at most this many questions per document")
-    args = parser.parse_args()
+    return parser.parse_args()
 
+
+def read_set(args: argparse.Namespace, vectors: bool) -> tuple[list[ReadQuestion], Callable[[str], int]]:
+    """Every question of the set (ingested into `--home` if empty) with a source sentence, read
+    once by the bundled reader (with the sentences' vectors when `vectors`), and the answer
+    model's token counter, which sizes passages."""
     app = create_app(Settings(home=args.home))
     if not app.catalog.chunk_id_list():
         app.ingest([args.dataset / CORPUS_FOLDER])
     reader = OnnxSentenceReader(bundled_reader_files())
-    count = app.generator.count_tokens
-    read_once = []
+    read = []
     for item in sampled(load_doc_questions(args.dataset), args.per_group):
-        if not item.answerable:
-            continue
         hits = app.search(item.question, limit=args.top_k)
         checker = CitationChecker(hits, app.embedder, question=item.question)
-        spans = checker.sentence_spans()
+        spans = checker.sentence_spans(vectors)
         if not spans:
             continue
         texts = [hits[s.source].text[s.start : s.end] for s in spans]
         candidates = [*evidence.reader_candidates(hits, spans, texts), NO_ANSWER_CANDIDATE]
         logits = reader.read(item.question, candidates).scores[:-1]
-        read_once.append((item, hits, spans, texts, checker.question_vector, logits))
+        vector = checker.question_vector if vectors else None
+        read.append(ReadQuestion(item, hits, spans, texts, vector, logits))
+    return read, app.generator.count_tokens
+
+
+def main() -> None:
+    args = set_arguments(__doc__.splitlines()[0])
+    read, count = read_set(args, vectors=True)
+    read_once = [r for r in read if r.item.answerable]
 
     def passage_at_1() -> float:
         found = 0
-        for item, hits, spans, texts, vector, logits in read_once:
-            blend = evidence.score_sentences(item.question, spans, vector, texts)
-            passages = evidence.select_passages(hits, spans, evidence.with_reader(blend, logits), count)
-            found += bool(passages) and contains_answer(passages[0].text(hits), item.answers)
+        for r in read_once:
+            blend = evidence.score_sentences(r.item.question, r.spans, r.question_vector, r.texts)
+            scores = evidence.with_reader(blend, r.logits)
+            passages = evidence.select_passages(r.hits, r.spans, scores, count)
+            found += bool(passages) and contains_answer(passages[0].text(r.hits), r.item.answers)
         return round(found / len(read_once), 4)
 
     def without(name: str, value: float) -> float:

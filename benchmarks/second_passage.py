@@ -22,21 +22,15 @@ Nothing is fitted: the figures hold for any split of the documents.
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import dataclass
-from pathlib import Path
 
-from evidence_ablation import sampled
+from evidence_ablation import read_set, set_arguments
 from reader_blend import save_result
 
 from footnote.answer import evidence
-from footnote.answer.citations import CitationChecker
-from footnote.application import create_app
-from footnote.config import Settings
-from footnote.evaluation.docqa import CORPUS_FOLDER, contains_answer, load_doc_questions
+from footnote.evaluation.docqa import contains_answer
 from footnote.models.cpu import machine
-from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, OnnxSentenceReader, bundled_reader_files
 
 RATIOS = (0.6, 0.7, 0.8, 0.9, 0.95)
 BEST_SENTENCES = 5
@@ -76,30 +70,13 @@ def with_second(ranked: list[Ranked], ratio: float) -> dict[str, float | None]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("dataset", type=Path)
-    parser.add_argument("--home", type=Path, required=True)
-    parser.add_argument("--top-k", type=int, default=5)
-    parser.add_argument("--per-group", type=int, default=0, help="at most this many questions per document")
-    args = parser.parse_args()
-
-    app = create_app(Settings(home=args.home))
-    if not app.catalog.chunk_id_list():
-        app.ingest([args.dataset / CORPUS_FOLDER])
-    reader = OnnxSentenceReader(bundled_reader_files())
-    count = app.generator.count_tokens
+    args = set_arguments(__doc__.splitlines()[0])
+    read, count = read_set(args, vectors=False)
     ranked = []
-    for item in sampled(load_doc_questions(args.dataset), args.per_group):
-        hits = app.search(item.question, limit=args.top_k)
-        checker = CitationChecker(hits, app.embedder, question=item.question)
-        spans = checker.sentence_spans(vectors=False)
-        if not spans:
-            continue
-        texts = [hits[s.source].text[s.start : s.end] for s in spans]
-        candidates = [*evidence.reader_candidates(hits, spans, texts), NO_ANSWER_CANDIDATE]
-        logits = reader.read(item.question, candidates).scores[:-1]
+    for r in read:
+        item, hits, spans, texts = r.item, r.hits, r.spans, r.texts
         # As the engine scores them where the reader reads: no embedding similarity.
-        scores = evidence.with_reader(evidence.score_sentences(item.question, spans, None, texts), logits)
+        scores = evidence.with_reader(evidence.score_sentences(item.question, spans, None, texts), r.logits)
         passages = evidence.select_passages(hits, spans, scores, count)
         order = sorted(range(len(spans)), key=lambda i: -scores[i])
         plausible = list(item.plausible)
