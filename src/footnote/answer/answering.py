@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cache, partial
 from typing import TYPE_CHECKING
 
 from footnote.answer import gates
@@ -147,7 +147,8 @@ class Answering:
             if policy.reads_evidence
             else ([], Answerable())
         )
-        match = partial(checker.question_match, question)  # embeds the sources' sentences
+        # Embeds the sources' sentences: asked for only where the gate decides on it, and once.
+        match = cache(partial(checker.question_match, question))
         declined = gates.unrelated_sources(asked, policy, match, passages, answerable, clock)
         if declined is not None:
             yield DoneEvent(declined)
