@@ -4,13 +4,15 @@ of the engine's scores (the blend plus the reader) with each term taken out in t
 For a document question set (ingested once into `--home`), every answerable question's top-k
 chunks are split into sentences as the answer engine splits them, the bundled reader reads them
 once, and the blend (`evidence.score_sentences`) is scored again with one term switched off at a
-time: the typed-answer bonus, agreement between sources, the no-new-term and question factors,
+time: the typed-answer bonus, agreement between sources,
 the lead-in context, embedding similarity, chunk rank and keyword coverage. Nothing is fitted, so
 the figures hold for any split of the documents; a term whose removal costs nothing on every set
 is a candidate for deletion.
 
     python benchmarks/evidence_ablation.py ../shared/data/docqa-dev --home /tmp/docqa-home
     python benchmarks/evidence_ablation.py ../shared/data/squad2-dev --home /tmp/squad-home --per-group 20
+
+`--together NAME` (repeatable) also takes the named terms out at once, as a deletion would.
 """
 
 from __future__ import annotations
@@ -38,8 +40,6 @@ from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, OnnxSentenceRea
 TERMS_OFF = (
     ("TYPED_BONUS", 0.0),
     ("AGREEMENT_WEIGHT", 0.0),
-    ("NO_NEW_TERM_FACTOR", 1.0),
-    ("QUESTION_FACTOR", 1.0),
     ("CONTEXT_DISCOUNT", 0.0),
     ("DENSE_WEIGHT", 0.0),
     ("RANK_WEIGHT", 0.0),
@@ -71,9 +71,13 @@ class ReadQuestion:
     logits: list[float]  # the reader's, one per sentence
 
 
-def set_arguments(description: str) -> argparse.Namespace:
-    """The command line of a benchmark over one document question set."""
+def set_arguments(
+    description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None
+) -> argparse.Namespace:
+    """The command line of a benchmark over one document question set (with `extra`'s options)."""
     parser = argparse.ArgumentParser(description=description)
+    if extra is not None:
+        extra(parser)
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--top-k", type=int, default=5)
@@ -105,7 +109,10 @@ def read_set(args: argparse.Namespace, vectors: bool) -> tuple[list[ReadQuestion
 
 
 def main() -> None:
-    args = set_arguments(__doc__.splitlines()[0])
+    def together(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--together", action="append", default=[], choices=[n for n, _ in TERMS_OFF])
+
+    args = set_arguments(__doc__.splitlines()[0], together)
     read, count = read_set(args, vectors=True)
     read_once = [r for r in read if r.item.answerable]
 
@@ -118,20 +125,27 @@ def main() -> None:
             found += bool(passages) and contains_answer(passages[0].text(r.hits), r.item.answers)
         return round(found / len(read_once), 4)
 
-    def without(name: str, value: float) -> float:
-        kept = getattr(evidence, name)
-        setattr(evidence, name, value)
+    def without(*names: str) -> float:
+        kept = {name: getattr(evidence, name) for name in names}
+        for name in names:
+            setattr(evidence, name, dict(TERMS_OFF)[name])
         try:
             return passage_at_1()
         finally:
-            setattr(evidence, name, kept)
+            for name, value in kept.items():
+                setattr(evidence, name, value)
 
     everything = passage_at_1()
+    at_once = {"+".join(args.together): without(*args.together)} if args.together else {}
     report = {
         "dataset": str(args.dataset),
         "answerable_questions": len(read_once),
         "per_group": args.per_group or "all",
-        "passage_at_1": {"every_term": everything, **{f"{n}={v}": without(n, v) for n, v in TERMS_OFF}},
+        "passage_at_1": {
+            "every_term": everything,
+            **{f"{n}={v}": without(n) for n, v in TERMS_OFF},
+            **at_once,
+        },
         "machine": machine(),
     }
     print(json.dumps({k: v for k, v in report.items() if k != "machine"}, indent=2))

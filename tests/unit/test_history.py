@@ -12,7 +12,6 @@ import pytest
 from typer.testing import CliRunner
 
 from footnote.answer.history import (
-    MAX_TURNS,
     HistoryError,
     Standalone,
     condense_question,
@@ -21,6 +20,7 @@ from footnote.answer.history import (
     read_history,
     recent_turns,
 )
+from footnote.answer.policy import HISTORY_TURNS
 from footnote.answer.prompt import SYSTEM_PROMPT
 from footnote.application import Application, create_app
 from footnote.config import Settings
@@ -82,10 +82,10 @@ def test_no_turns_are_kept_when_the_setting_is_zero() -> None:
 
 def test_recent_turns_keep_the_last_turns_oldest_dropped_first() -> None:
     history = []
-    for turn in range(MAX_TURNS + 2):
+    for turn in range(HISTORY_TURNS + 2):
         history += [Message("user", f"q{turn}"), Message("assistant", "a" * 5000)]
     kept = recent_turns(history)
-    assert [m.content for m in kept if m.role == "user"] == [f"q{t}" for t in range(2, MAX_TURNS + 2)]
+    assert [m.content for m in kept if m.role == "user"] == [f"q{t}" for t in range(2, HISTORY_TURNS + 2)]
     assert all(len(m.content) <= 600 for m in kept)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from footnote.answer.evidence import SentenceSpan
 from footnote.answer.judge import SupportJudge
+from footnote.answer.policy import JUDGE_THRESHOLD
 from footnote.answer.prompt import NO_ANSWERS
 from footnote.answer.spans import Scored, SpanScores, holds_novel
 from footnote.answer.terms import content_terms
@@ -52,7 +53,6 @@ MAX_CITATIONS = 3
 # With a support judge configured, it re-reads the best span of at most this many sources, those
 # whose overlap-and-embedding score reaches the floor: below it a span shares too little with the
 # sentence to be where it came from. The judge's probability then decides, against its own threshold.
-DEFAULT_JUDGE_THRESHOLD = 0.5
 JUDGED_SOURCES = 3
 JUDGED_FLOOR = 0.35
 
@@ -109,7 +109,7 @@ class CitationChecker:
         threshold: float = DEFAULT_THRESHOLD,
         question: str | None = None,
         judge: SupportJudge | None = None,
-        judge_threshold: float = DEFAULT_JUDGE_THRESHOLD,
+        judge_threshold: float = JUDGE_THRESHOLD,
     ) -> None:
         self.judge = judge
         self.judge_threshold = judge_threshold
@@ -304,7 +304,7 @@ class SupportModels:
     reader: SentenceReader | None = None  # reads each source sentence for the evidence
 
     def checker(
-        self, sources: Sequence[SearchHit], question: str, judge_threshold: float = DEFAULT_JUDGE_THRESHOLD
+        self, sources: Sequence[SearchHit], question: str, judge_threshold: float = JUDGE_THRESHOLD
     ) -> CitationChecker:
         """A checker of sentences answering `question` from `sources`."""
         return CitationChecker(

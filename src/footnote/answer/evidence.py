@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from footnote.answer.policy import EVIDENCE_TOKENS
 from footnote.answer.terms import content_terms
 from footnote.core.hits import SearchHit
 from footnote.core.sentences import split_sentences
@@ -47,16 +48,16 @@ TYPED_BONUS = 0.3
 # RGB en_fact reading: citation precision 0.659 with it, 0.619 without; docqa-dev unchanged
 # (benchmarks/results/answers_*-agreement-20261203.json against *-default-rule-20261203.json).
 AGREEMENT_WEIGHT = 0.1
-NO_NEW_TERM_FACTOR = 0.3
-QUESTION_FACTOR = 0.3
+# Two discounts, of sentences that only restate the question's terms and of sentences that are
+# questions, were taken out together: beside the reader they moved passage@1 0.60 -> 0.5875 on
+# docqa-dev and not at all on squad2-dev (0.8673; benchmarks/evidence_ablation.py --together).
 # The sentence reader reads every sentence of the retrieved chunks and its probability joins their
 # scores at READER_WEIGHT. Both docqa-dev and squad2-dev put the answer in the quoted passage more
 # often at every weight from 0.1 to 3; 0.5 is the best weight in sample on docqa-dev and within
 # 0.006 of it on squad2-dev (docs/benchmarks.md, "The sentence reader").
 READER_WEIGHT = 0.5
-# Passages shown to the model and the tokens they may take in all.
+# Passages shown to the model (the tokens they may take in all are the policy's).
 DEFAULT_PASSAGES = 3
-DEFAULT_EVIDENCE_TOKENS = 220
 # A passage is its best sentence and, where it fits, the one before and the one after.
 MAX_PASSAGE_TOKENS = 160
 
@@ -297,7 +298,7 @@ def score_sentences(
     values = [asked_tokens(text, question, kinds) if kinds else set() for text in texts]
     agreed = _agreement([s.source for s in sentences], values)
     scores: list[float] = []
-    for sentence, text, found, shared in zip(sentences, texts, values, agreed, strict=True):
+    for sentence, found, shared in zip(sentences, values, agreed, strict=True):
         keyword = _covered(idf, sentence, _context(sentence, by_position))
         dense = 0.0
         if question_vector is not None and sentence.vector is not None:
@@ -307,10 +308,6 @@ def score_sentences(
         score += AGREEMENT_WEIGHT * shared
         if found:
             score += TYPED_BONUS
-        if sentence.terms <= asked.keys():
-            score *= NO_NEW_TERM_FACTOR
-        if text.rstrip().endswith(("?", "\uff1f")):
-            score *= QUESTION_FACTOR
         scores.append(score)
     return scores
 
@@ -397,7 +394,7 @@ def select_passages(
     sentences: Sequence[SentenceSpan],
     scores: Sequence[float],
     count_tokens: Callable[[str], int],
-    budget_tokens: int = DEFAULT_EVIDENCE_TOKENS,
+    budget_tokens: int = EVIDENCE_TOKENS,
     passages: int = DEFAULT_PASSAGES,
 ) -> list[Passage]:
     """The best sentences grown into passages (the sentence before, then after, while they fit),

@@ -22,12 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from footnote.answer.policy import HISTORY_TURNS
 from footnote.answer.terms import content_terms
 from footnote.errors import FootnoteError
 from footnote.models.base import GenerationParams, Generator, Message
 
-# Turns kept for the prompt: a turn is one user message and the reply to it; oldest go first.
-MAX_TURNS = 3
 # Characters of each kept message shown to the model; answers are short, sources are not repeated.
 MAX_MESSAGE_CHARS = 600
 CONDENSE_PROMPT = (
@@ -96,7 +95,7 @@ def read_history(path: Path) -> list[Message]:
     return parse_history(text, f"history file {path}")
 
 
-def recent_turns(history: Sequence[Message], max_turns: int = MAX_TURNS) -> list[Message]:
+def recent_turns(history: Sequence[Message], max_turns: int = HISTORY_TURNS) -> list[Message]:
     """The last `max_turns` user turns with their replies, each message cut to a bounded length."""
     if max_turns <= 0:
         return []
@@ -139,7 +138,7 @@ def condense_question(
     history: Sequence[Message],
     question: str,
     params: GenerationParams,
-    max_turns: int = MAX_TURNS,
+    max_turns: int = HISTORY_TURNS,
     rewrite: bool = True,
 ) -> Standalone:
     """A standalone form of `question` given the recent turns (`question` itself without any):

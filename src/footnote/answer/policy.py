@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from footnote.answer.citations import DEFAULT_JUDGE_THRESHOLD
-from footnote.answer.evidence import DEFAULT_EVIDENCE_TOKENS
-from footnote.answer.history import MAX_TURNS
 from footnote.config.settings import Settings
 from footnote.models.base import GenerationParams
 from footnote.retrieval.retriever import RetrievalParams
@@ -43,6 +40,10 @@ EVIDENCE_ANSWER_SENTENCES = 2
 RELEVANCE_FLOOR: float = Settings.model_fields["relevance_floor"].default
 EVIDENCE_FLOOR: float = Settings.model_fields["evidence_floor"].default
 READER_FLOOR: float = Settings.model_fields["reader_floor"].default
+# So do the evidence reader's token budget, the turns of history kept and the judge's threshold.
+EVIDENCE_TOKENS: int = Settings.model_fields["evidence_tokens"].default
+HISTORY_TURNS: int = Settings.model_fields["history_turns"].default
+JUDGE_THRESHOLD: float = Settings.model_fields["judge_threshold"].default
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class AnswerPolicy:
     retrieval: RetrievalParams = field(default_factory=RetrievalParams)
     generation: GenerationParams = field(default_factory=GenerationParams)
     reader: str = EVIDENCE_READER
-    evidence_tokens: int = DEFAULT_EVIDENCE_TOKENS
+    evidence_tokens: int = EVIDENCE_TOKENS
     # Gates before generating: sources that match the question less, or hold no answer-shaped
     # sentence, are taken as unrelated; so is a question naming a word no document holds.
     relevance_floor: float = RELEVANCE_FLOOR
@@ -65,8 +66,8 @@ class AnswerPolicy:
     abstain_below: float = ABSTAIN_BELOW
     quote_above: float = QUOTE_ABOVE
     extract_fallback: bool = True
-    judge_threshold: float = DEFAULT_JUDGE_THRESHOLD  # support probability a judged citation needs
-    history_turns: int = MAX_TURNS
+    judge_threshold: float = JUDGE_THRESHOLD  # support probability a judged citation needs
+    history_turns: int = HISTORY_TURNS
     related_questions: bool = False
 
     @classmethod

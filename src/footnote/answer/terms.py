@@ -83,19 +83,12 @@ def named_words(text: str, names: bool = True) -> list[str]:
     return [word for word in dict.fromkeys(found) if len(word) > 1 and not word.isdigit()]
 
 
-# A sentence whose weighted content terms are at least this much in an earlier one says it again.
-# All of them: a sentence that changes one word may contradict, and is checked, not hidden.
-SAYS_AGAIN_SHARE = 1.0
-
-
 def says_again(sentence: str, earlier: str) -> bool:
-    """Whether `sentence` says nothing `earlier` does not: most of its weighted content terms
-    (footnote markers aside) are already in `earlier`. A sentence with no content term never does."""
+    """Whether `sentence` says nothing `earlier` does not: every one of its content terms
+    (footnote markers aside) is already in `earlier` (a sentence that changes one word may
+    contradict, and is checked, not hidden). A sentence with no content term never does."""
     claim = content_terms(MARKER.sub("", sentence))
-    return (
-        bool(claim)
-        and lexical_support(claim, frozenset(content_terms(MARKER.sub("", earlier)))) >= SAYS_AGAIN_SHARE
-    )
+    return bool(claim) and claim.keys() <= content_terms(MARKER.sub("", earlier)).keys()
 
 
 def says_twice(sentences: Sequence[str]) -> bool:
