@@ -425,3 +425,39 @@ def test_a_reader_with_the_no_answer_candidate_declines_when_it_outscores_the_se
 
     assert declined and not answered
     assert read.count(NO_ANSWER_CANDIDATE) == 1  # scored once, beside every sentence
+
+
+class MarkersReader(SentenceReader):
+    """A reader sure that candidates holding one of `markers` answer, and of nothing else."""
+
+    def __init__(self, *markers: str) -> None:
+        self.markers = markers
+
+    def read_batch(self, question: str, candidates: Sequence[str]) -> Reading:
+        return Reading(
+            [30.0 if any(m in candidate for m in self.markers) else -30.0 for candidate in candidates]
+        )
+
+
+def test_a_passage_of_the_same_document_nearly_as_likely_is_quoted_beside_the_best(app: Application) -> None:
+    extract = replace(app.answer_engine().policy, reader=EXTRACT_READER)
+    question = "Fresnel?"
+
+    def quotes(reader: SentenceReader) -> list[str]:
+        engine = AnswerEngine(
+            app.retriever(), app.generator, SupportModels(app.embedder, reader=reader), extract
+        )
+        return [c.quote for c in engine.ask(question).citations]
+
+    both = quotes(MarkersReader("in 1822", "in lighthouses"))
+    assert len(both) == 2
+    assert any("in 1822" in q for q in both) and any("in lighthouses" in q for q in both)
+    assert len(quotes(MarkersReader("in 1822"))) == 1
+
+
+def test_a_second_passage_from_another_document_is_not_quoted(app: Application) -> None:
+    extract = replace(app.answer_engine().policy, reader=EXTRACT_READER)
+    reader = MarkersReader("in 1822", "Spring tides")
+    engine = AnswerEngine(app.retriever(), app.generator, SupportModels(app.embedder, reader=reader), extract)
+    answer = engine.ask("What happens at new moon, and when was the Fresnel lens invented?")
+    assert len({c.path for c in answer.citations}) == 1

@@ -283,7 +283,7 @@ def _placed(model: list[AnswerSentence], quote: AnswerSentence) -> list[str]:
     def corroborates(quote: AnswerSentence, sentence: AnswerSentence) -> bool:
         return "32768" in quote.text and "32768" in sentence.text
 
-    out = list(with_quote(iter(events), quote, sentences, corroborates))
+    out = list(with_quote(iter(events), [quote], sentences, corroborates))
     streamed = [event for event in out if isinstance(event, SentenceEvent)]
     assert [event.index for event in streamed] == list(range(len(sentences)))
     assert [event.sentence for event in streamed] == sentences

@@ -16,6 +16,7 @@ from footnote.answer import gates
 from footnote.answer.budget import pack_sources
 from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
 from footnote.answer.evidence import (
+    SECOND_QUOTE_SHARE,
     Answerable,
     Passage,
     answerability,
@@ -76,7 +77,7 @@ class Written:
     sentences: list[AnswerSentence] = field(default_factory=list)
     draft: Draft = field(default_factory=Draft)
     lead: int = 0  # sentences said before the model's own: the notice, a quote shown at once
-    held_quote: AnswerSentence | None = None  # the best passage, held for the model's first sentence
+    held_quotes: list[AnswerSentence] = field(default_factory=list)  # held for the model's first sentence
     fallback: AnswerSentence | None = None  # a source sentence quoted for an unsupported answer
 
 
@@ -210,7 +211,7 @@ class Answering:
             events = generate_checked(
                 generator, prompt.messages, prompt.params, checker, clock, draft, [], most
             )
-            yield from with_quote(events, written.held_quote, sentences, checker.corroborates)
+            yield from with_quote(events, written.held_quotes, sentences, checker.corroborates)
         quote = None if passages else self._quote_instead(checker, question, sentences)
         if quote is not None:
             written.fallback = quote
@@ -221,17 +222,32 @@ class Answering:
         self, checker: CitationChecker, passages: list[Passage], prompt: Prompt, written: Written
     ) -> Iterator[AnswerEvent]:
         """The best passage, verbatim, goes before what the model adds (checked; a sentence that
-        only repeats the passage is dropped). Shown at once while the model reads when every
-        passage is from one document; otherwise held until the model's first sentence, and left
-        out if that rests on other documents only."""
+        only repeats the passage is dropped), and the next best beside it when it comes from the
+        same document and scores nearly as well (`SECOND_QUOTE_SHARE`). Shown at once while the
+        model reads when every passage is from one document; otherwise held until the model's
+        first sentence, and each left out if that rests on other documents only."""
         best = passages[0]
-        quote = checker.quoted(best.source, best.start, best.end, best.score)
-        written.draft.repeats(quote.text)
+        document = checker.sources[best.source].document_id
+        quoted = [
+            best,
+            *(
+                p
+                for p in passages[1:2]
+                if p.score >= SECOND_QUOTE_SHARE * best.score
+                and checker.sources[p.source].document_id == document
+            ),
+        ]
+        quotes = []
+        for passage in quoted:
+            quote = checker.quoted(passage.source, passage.start, passage.end, passage.score)
+            if not written.draft.repeats(quote.text):
+                quotes.append(quote)
         if len({checker.sources[p.source].document_id for p in passages}) == 1 or not prompt.messages:
-            written.sentences.append(quote)
-            yield SentenceEvent(len(written.sentences) - 1, quote)
+            for quote in quotes:
+                written.sentences.append(quote)
+                yield SentenceEvent(len(written.sentences) - 1, quote)
         else:
-            written.held_quote = quote
+            written.held_quotes = quotes
 
     def _finished(
         self,
@@ -245,7 +261,7 @@ class Answering:
         """The written answer with its scores: `scores` are the sources' match with the question
         and their answerability."""
         sentences = written.sentences
-        from_model = [s for s in sentences[written.lead :] if s is not written.held_quote]
+        from_model = [s for s in sentences[written.lead :] if all(s is not q for q in written.held_quotes)]
         citations = [citation for sentence in sentences for citation in sentence.citations]
         match, answerable = scores
         return asked.answer(

@@ -115,31 +115,30 @@ def _degenerate(text: str) -> bool:
 
 def with_quote(
     events: Iterator[AnswerEvent],
-    quote: AnswerSentence | None,
+    quotes: list[AnswerSentence],
     sentences: list[AnswerSentence],
     corroborates: Callable[[AnswerSentence, AnswerSentence], bool],
 ) -> Iterator[AnswerEvent]:
     """The model's events, its sentences numbered on after `sentences` (to which they are added),
-    with `quote` held until the model's first sentence is checked. The quote goes before that
+    with `quotes` held until the model's first sentence is checked. Each quote goes before that
     sentence unless the sentence is supported by other sources only and the quote does not hold
     its answer (`corroborates(quote, sentence)`): a passage the answer does not rest on would put
-    a footnote beside the point. With no sentence from the model, the quote is the answer."""
-    pending = quote
+    a footnote beside the point. With no sentence from the model, the quotes are the answer."""
+    pending = list(quotes)
     for event in events:
         if not isinstance(event, SentenceEvent):
             yield event
             continue
-        if pending is not None and (
-            not _rests_elsewhere(event.sentence, pending) or corroborates(pending, event.sentence)
-        ):
-            sentences.append(pending)
-            yield SentenceEvent(len(sentences) - 1, pending)
-        pending = None
+        for quote in pending:
+            if not _rests_elsewhere(event.sentence, quote) or corroborates(quote, event.sentence):
+                sentences.append(quote)
+                yield SentenceEvent(len(sentences) - 1, quote)
+        pending = []
         sentences.append(event.sentence)
         yield SentenceEvent(len(sentences) - 1, event.sentence)
-    if pending is not None:
-        sentences.append(pending)
-        yield SentenceEvent(len(sentences) - 1, pending)
+    for quote in pending:
+        sentences.append(quote)
+        yield SentenceEvent(len(sentences) - 1, quote)
 
 
 def held_back(events: Iterator[AnswerEvent], abstain_below: float) -> Iterator[AnswerEvent]:
