@@ -214,3 +214,16 @@ def test_a_model_known_not_to_rewrite_is_not_asked_and_the_follow_up_is_searched
     assert generator.calls == []
     assert standalone.query == "Tell me about apple trees. And in winter?"
     assert not rewrites_follow_ups("smollm2-135m") and rewrites_follow_ups("some-other-model.gguf")
+
+
+def test_a_follow_up_that_names_its_subject_is_answered_as_if_asked_alone(app: Application) -> None:
+    question = "Who invented the Fresnel lens?"
+    history = [Message("user", "What are tides?"), Message("assistant", "The rise and fall of the sea.")]
+    with_turns = ScriptedGenerator([f"{FRESNEL} [1]"])
+    alone = ScriptedGenerator([f"{FRESNEL} [1]"])
+    followed = replace(app.answer_engine(), generator=with_turns).ask(question, history=history)
+    asked = replace(app.answer_engine(), generator=alone).ask(question)
+
+    assert followed.question == question
+    assert with_turns.calls == alone.calls  # the same prompt: no turn of the conversation in it
+    assert followed.text == asked.text

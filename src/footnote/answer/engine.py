@@ -114,7 +114,8 @@ class AnswerEngine:
 
         With `history`, a question that leans on it is first condensed into a standalone one
         (unless the caller already did: `standalone`): its sources are found by the standalone
-        query and read for the standalone question; the recent turns go into the prompt.
+        query and read for the standalone question; the recent turns go into the prompt. One
+        that does not is answered as written, as if asked alone.
         `instruction` is a client's own system message, kept below footnote's rules. `usage`
         collects the tokens of every model call.
         """
@@ -139,7 +140,10 @@ class AnswerEngine:
         with tracing.span("retrieve", mode=self.policy.retrieval.mode, limit=self.policy.retrieval.limit):
             hits = search(standalone.query)
         clock.mark("retrieval")
-        conversation = Conversation(history, instruction, usage)
+        # A follow-up that does not lean on the conversation is answered as if asked alone: the
+        # turns would only lengthen the prompt and move the model's words.
+        leans = standalone.query != question
+        conversation = Conversation(history if leans else None, instruction, usage)
         events = answering.events(standalone.question, hits, clock, conversation, standalone.query)
         yield from held_back(events, self.policy.abstain_below)
 
