@@ -58,13 +58,42 @@ def best_passage_text(question: str, hits: list[SearchHit]) -> str:
     spans = sentence_spans(hits)
     vectors = embedder.embed_many([hits[s.source].text[s.start : s.end] for s in spans])
     spans = [
-        type(s)(s.source, s.position, s.start, s.end, s.terms, v, s.paragraph)
+        type(s)(s.source, s.position, s.start, s.end, s.terms, v, s.paragraph, s.block)
         for s, v in zip(spans, vectors, strict=True)
     ]
     texts = [hits[s.source].text[s.start : s.end] for s in spans]
     scores = score_sentences(question, spans, embedder.embed(question), texts)
     passages = select_passages(hits, spans, scores, lambda text: len(text.split()), 120)
     return passages[0].text(hits)
+
+
+MANUAL_OPTIONS = """\
+       -u, --unbuffered
+
+              load minimal amounts of data from the input files and flush the
+              output buffers more often
+
+       -z, --null-data
+
+              separate lines by NUL characters
+
+       --help
+              display this help and exit
+"""
+
+
+def test_an_options_description_is_quoted_with_the_option_line_set_above_it() -> None:
+    hits = [hit(MANUAL_OPTIONS)]
+    spans = sentence_spans(hits)
+    texts = [MANUAL_OPTIONS[s.start : s.end] for s in spans]
+    line, description = (texts.index(t) for t in ("-z, --null-data", "separate lines by NUL characters"))
+    # Separate paragraphs (the reader's lead-in and the blend's context stay per paragraph), one block.
+    assert spans[line].paragraph != spans[description].paragraph
+    assert spans[line].block == spans[description].block != spans[-1].block
+    scores = [1.0 if i == description else 0.0 for i in range(len(spans))]
+    passages = select_passages(hits, spans, scores, lambda text: len(text.split()), 120)
+    assert passages[0].text(hits).startswith("-z, --null-data")
+    assert "--unbuffered" not in passages[0].text(hits) and "--help" not in passages[0].text(hits)
 
 
 def test_the_answer_sentence_after_the_option_line_is_selected() -> None:

@@ -190,6 +190,7 @@ class SentenceSpan:
     terms: frozenset[str]
     vector: Vector | None = None
     paragraph: int = 0  # index of its paragraph in the chunk (blank lines separate paragraphs)
+    block: int = 0  # index of its block: a paragraph with those indented deeper below it
 
 
 def _has_blank_line(gap: str) -> bool:
@@ -197,16 +198,34 @@ def _has_blank_line(gap: str) -> bool:
     return any(not line.strip(" \t") for line in gap.split("\n")[1:-1])
 
 
+def _indent(text: str, start: int, known: bool = True) -> int | None:
+    """The spaces before `start` on its line; None where they are not known (a chunk that may
+    begin inside a line) or the line holds other text before it."""
+    line = text.rfind("\n", 0, start) + 1
+    before = text[line:start]
+    if not known or before.strip(" \t"):
+        return None
+    return len(before.expandtabs())
+
+
 def sentence_spans(hits: Sequence[SearchHit]) -> list[SentenceSpan]:
-    """Every sentence of every hit with its terms and paragraph, in order."""
+    """Every sentence of every hit with its terms, paragraph and block, in order. A paragraph
+    indented deeper than the one that began its block belongs to that block: a manual's option
+    line and the description set in below it, an item and what is nested under it."""
     spans: list[SentenceSpan] = []
     for source, hit in enumerate(hits):
-        paragraph, last_end = 0, 0
+        paragraph, block, last_end, block_indent = 0, 0, 0, None
         for position, (start, end) in enumerate(split_sentences(hit.text)):
-            if _has_blank_line(hit.text[last_end:start]):
+            if not position:
+                block_indent = _indent(hit.text, start, hit.text[:1].isspace())
+            elif _has_blank_line(hit.text[last_end:start]):
                 paragraph += 1
+                indent = _indent(hit.text, start)
+                if block_indent is None or indent is None or indent <= block_indent:
+                    block += 1
+                    block_indent = indent
             terms = frozenset(content_terms(hit.text[start:end]))
-            spans.append(SentenceSpan(source, position, start, end, terms, paragraph=paragraph))
+            spans.append(SentenceSpan(source, position, start, end, terms, paragraph=paragraph, block=block))
             last_end = end
     return spans
 
@@ -449,10 +468,11 @@ def _grow(
         neighbour = positions.get((first if step < 0 else last).position + step)
         if neighbour is None:
             continue
-        # A passage stays within its paragraph, table or list, except that a lead-in ("as
+        # A passage stays within its block (a paragraph, table or list, with what is indented
+        # below it: an option's line and its description), except that a lead-in ("as
         # follows:") takes what it leads in to: a code example, a list, a table.
         leads_in = step > 0 and text[last.start : last.end].rstrip().endswith(":")
-        if neighbour.paragraph != anchor.paragraph and not leads_in:
+        if neighbour.block != anchor.block and not leads_in:
             continue
         if (neighbour.source, neighbour.position) in taken:
             continue

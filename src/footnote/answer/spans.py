@@ -41,6 +41,7 @@ class CandidateSpan:
     vector: Vector | None = None
     position: int = 0  # index of the (first) sentence in its chunk
     paragraph: int = 0
+    block: int = 0
 
 
 Scored = tuple[float, CandidateSpan]  # a span and how well it supports the sentence
@@ -74,7 +75,7 @@ class SpanScores:
         if vectors:
             self._embed()
         return [
-            SentenceSpan(c.source, c.position, c.start, c.end, c.terms, c.vector, c.paragraph)
+            SentenceSpan(c.source, c.position, c.start, c.end, c.terms, c.vector, c.paragraph, c.block)
             for c in self.candidates
             if not c.is_pair
         ]
@@ -158,7 +159,9 @@ def holds_novel(novel: dict[str, float], span_terms: frozenset[str]) -> bool:
 def candidate_spans(sources: Sequence[SearchHit]) -> list[CandidateSpan]:
     sentences = sentence_spans(sources)
     singles = [
-        CandidateSpan(s.source, s.start, s.end, s.terms, position=s.position, paragraph=s.paragraph)
+        CandidateSpan(
+            s.source, s.start, s.end, s.terms, position=s.position, paragraph=s.paragraph, block=s.block
+        )
         for s in sentences
     ]
     # Adjacent pairs support claims that join two source sentences ("He ... It ...").
