@@ -11,6 +11,7 @@ from footnote.answer import evidence
 from footnote.answer.citations import AnswerSentence, Citation, CitationChecker
 from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent, TokenEvent
 from footnote.answer.evidence import (
+    DENSE_WEIGHT,
     agreement,
     answerability,
     asked_kinds,
@@ -18,6 +19,7 @@ from footnote.answer.evidence import (
     score_sentences,
     select_passages,
     sentence_spans,
+    with_similarity,
 )
 from footnote.answer.prompt import EVIDENCE_PROMPT, NO_ANSWER
 from footnote.answer.render import render_markdown
@@ -366,7 +368,8 @@ def test_the_model_is_stopped_after_its_two_sentences(tmp_path: Path) -> None:
     sentences = [event.sentence.text for event in events if isinstance(event, SentenceEvent)]
     tokens = "".join(event.text for event in events if isinstance(event, TokenEvent))
     assert "The default is 32768 bytes." in sentences[0]
-    assert sentences[1:] == ["The buffer is 32768 bytes unless -B is given.", "It is set with -B."]
+    # The quoted passages come first, then the model's two sentences and no third.
+    assert sentences[-2:] == ["The buffer is 32768 bytes unless -B is given.", "It is set with -B."]
     assert "fatal error" not in tokens  # the model was stopped, not only its sentence hidden
 
 
@@ -399,3 +402,17 @@ def test_the_readers_probability_joins_the_scores_of_what_it_read() -> None:
     assert joined[0] == pytest.approx(0.75)
     assert joined[1] == pytest.approx(0.9)
     assert joined[2] == pytest.approx(0.3)
+
+
+def test_similarity_joins_the_scores_of_the_best_sentences_only() -> None:
+    embedded: list[str] = []
+
+    def embed_many(texts: list[str]) -> list[list[float]]:
+        embedded.extend(texts)
+        return [[1.0, 0.0] if "lens" in text else [0.0, 1.0] for text in texts]
+
+    scores = with_similarity(
+        [0.5, 0.9, 0.1], ["a lens", "a tide", "a lens too"], [1.0, 0.0], embed_many, most=2
+    )
+    assert embedded == ["a tide", "a lens"]  # the third is not embedded before the quote
+    assert scores == [0.5 + DENSE_WEIGHT, 0.9, 0.1]

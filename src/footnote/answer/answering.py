@@ -25,6 +25,7 @@ from footnote.answer.evidence import (
     score_sentences,
     select_passages,
     with_reader,
+    with_similarity,
 )
 from footnote.answer.history import Standalone, condense_question, leans_on_conversation, recent_turns
 from footnote.answer.policy import (
@@ -301,9 +302,9 @@ class Answering:
         `reader_question`."""
         reader = self.engine.support.reader
         reader_reads = reader is not None and reads(reader.languages, self.language)
-        # Where the reader reads, its scores stand in for the sentences' embedding similarity
-        # (which added nothing beside them: benchmarks/evidence_ablation.py), so the sources'
-        # sentences are embedded only once the quote is shown, for checking what the model writes.
+        # Where the reader reads, only its best sentences are embedded before the quote
+        # (`with_similarity`); the rest are embedded once the quote is shown, for checking what
+        # the model writes.
         spans = checker.sentence_spans(vectors=not reader_reads)
         texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
         scores = score_sentences(question, spans, None if reader_reads else checker.question_vector, texts)
@@ -319,6 +320,8 @@ class Answering:
             else:
                 read = answered = reader.score(reader_question, candidates)
             scores = with_reader(scores, read)
+            if checker.embedder is not None and checker.question_vector is not None:
+                scores = with_similarity(scores, texts, checker.question_vector, checker.embedder.embed_many)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(
             checker.sources, spans, scores, count_tokens, self.engine.policy.evidence_tokens

@@ -56,6 +56,10 @@ AGREEMENT_WEIGHT = 0.1
 # often at every weight from 0.1 to 3; 0.5 is the best weight in sample on docqa-dev and within
 # 0.006 of it on squad2-dev (docs/benchmarks.md, "The sentence reader").
 READER_WEIGHT = 0.5
+# Where the reader reads, embedding similarity joins the scores of its best sentences only (the
+# others are embedded after the quote is shown): end to end it quoted the answer as often on
+# docqa-dev and more often on squad2-dev and RGB than without it (docs/benchmarks.md).
+SIMILAR_SENTENCES = 12
 # Passages shown to the model (the tokens they may take in all are the policy's).
 DEFAULT_PASSAGES = 3
 # The second passage is quoted beside the first when it is from the same document and scores at
@@ -297,6 +301,24 @@ def with_reader(scores: Sequence[float], read: Sequence[float], weight: float = 
     """The blend's `scores` plus `weight` times the reader's probability (`read`: its logit for
     each sentence, in order)."""
     return [score + weight * reader_probability(logit) for score, logit in zip(scores, read, strict=True)]
+
+
+def with_similarity(
+    scores: Sequence[float],
+    texts: Sequence[str],
+    question_vector: Vector,
+    embed_many: Callable[[list[str]], list[Vector]],
+    most: int = SIMILAR_SENTENCES,
+) -> list[float]:
+    """`scores` with the embedding similarity of the `most` best sentences to the question
+    added at DENSE_WEIGHT, as the blend weighs it: only those are embedded before the quote."""
+    best = sorted(range(len(scores)), key=lambda i: -scores[i])[:most]
+    raised = list(scores)
+    for index, vector in zip(best, embed_many([texts[i] for i in best]), strict=True):
+        raised[index] += DENSE_WEIGHT * max(
+            0.0, sum(a * b for a, b in zip(question_vector, vector, strict=False))
+        )
+    return raised
 
 
 def score_sentences(
