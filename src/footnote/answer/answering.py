@@ -229,17 +229,14 @@ class Answering:
         first sentence, and each left out if that rests on other documents only."""
         best = passages[0]
         document = checker.sources[best.source].document_id
-        quoted = [
-            best,
-            *(
-                p
-                for p in passages[1:2]
-                if p.score >= SECOND_QUOTE_SHARE * best.score
-                and checker.sources[p.source].document_id == document
-            ),
+        second = [
+            p
+            for p in passages[1:2]
+            if p.score >= SECOND_QUOTE_SHARE * best.score
+            and checker.sources[p.source].document_id == document
         ]
         quotes = []
-        for passage in quoted:
+        for passage in [best, *second]:
             quote = checker.quoted(passage.source, passage.start, passage.end, passage.score)
             if not written.draft.repeats(quote.text):
                 quotes.append(quote)
@@ -321,7 +318,7 @@ class Answering:
                 read = answered = reader.score(reader_question, candidates)
             scores = with_reader(scores, read)
             if checker.embedder is not None and checker.question_vector is not None:
-                scores = with_similarity(scores, texts, checker.question_vector, checker.embedder.embed_many)
+                scores = with_similarity(scores, texts, checker.question_vector, checker.embed_sentences)
         count_tokens = self.engine.generator.count_tokens
         passages = select_passages(
             checker.sources, spans, scores, count_tokens, self.engine.policy.evidence_tokens

@@ -171,6 +171,10 @@ class CitationChecker:
         is false), for evidence selection."""
         return self.spans.sentence_spans(vectors)
 
+    def embed_sentences(self, texts: list[str]) -> list[Vector]:
+        """The vectors of sentences of the sources, kept for checking what the model writes."""
+        return self.spans.embed_texts(texts)
+
     @property
     def question_vector(self) -> Vector | None:
         return self.spans.vector(self.question) if self.question else None

@@ -31,6 +31,7 @@ from footnote.answer.terms import content_terms
 from footnote.core.hits import SearchHit
 from footnote.core.sentences import split_sentences
 from footnote.core.stopwords import CLAIM_STOP_WORDS
+from footnote.core.vectors import closeness
 from footnote.models.base import Vector
 from footnote.models.sentence_reader import reader_input
 
@@ -315,9 +316,7 @@ def with_similarity(
     best = sorted(range(len(scores)), key=lambda i: -scores[i])[:most]
     raised = list(scores)
     for index, vector in zip(best, embed_many([texts[i] for i in best]), strict=True):
-        raised[index] += DENSE_WEIGHT * max(
-            0.0, sum(a * b for a, b in zip(question_vector, vector, strict=False))
-        )
+        raised[index] += DENSE_WEIGHT * closeness(question_vector, vector)
     return raised
 
 
@@ -350,7 +349,7 @@ def score_sentences(
         keyword = _covered(idf, sentence, _context(sentence, by_position))
         dense = 0.0
         if question_vector is not None and sentence.vector is not None:
-            dense = max(0.0, sum(a * b for a, b in zip(question_vector, sentence.vector, strict=False)))
+            dense = closeness(question_vector, sentence.vector)
         rank = 1.0 / (1.0 + ranks.index(sentence.source))
         score = KEYWORD_WEIGHT * keyword / norm + DENSE_WEIGHT * dense + RANK_WEIGHT * rank
         score += AGREEMENT_WEIGHT * shared

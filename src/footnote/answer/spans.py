@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from footnote.answer.evidence import SentenceSpan, sentence_spans
 from footnote.answer.terms import content_terms, lexical_support
 from footnote.core.hits import SearchHit
+from footnote.core.vectors import closeness
 from footnote.models.base import Embedder, Vector
 
 # A claim naming a number or name the span lacks (the commonest fabrication) loses half its score.
@@ -58,6 +59,16 @@ class SpanScores:
         self.candidates = candidate_spans(self.sources)
         self._question_vector: Vector | None = None
         self._embedded = embedder is None
+        self._vectors: dict[str, Vector] = {}  # each text of the sources embedded so far
+
+    def embed_texts(self, texts: Sequence[str]) -> list[Vector]:
+        """The vectors of `texts` (spans of the sources), each embedded once and kept: those
+        embedded before the quote are not embedded again for checking."""
+        assert self.embedder is not None
+        missing = list(dict.fromkeys(text for text in texts if text not in self._vectors))
+        if missing:
+            self._vectors.update(zip(missing, self.embedder.embed_many(missing), strict=True))
+        return [self._vectors[text] for text in texts]
 
     def _embed(self) -> None:
         """Embeds every candidate, once: a question the sentence reader reads shows its quote
@@ -65,8 +76,8 @@ class SpanScores:
         if self._embedded or self.embedder is None:
             return
         self._embedded = True
-        texts = [self.quote(candidate) for candidate in self.candidates]
-        for candidate, vector in zip(self.candidates, self.embedder.embed_many(texts), strict=True):
+        vectors = self.embed_texts([self.quote(candidate) for candidate in self.candidates])
+        for candidate, vector in zip(self.candidates, vectors, strict=True):
             candidate.vector = vector
 
     def sentence_spans(self, vectors: bool = True) -> list[SentenceSpan]:
@@ -125,7 +136,7 @@ class SpanScores:
         """How well `candidate` supports a claim with these terms and embedding, in [0, 1]."""
         score = lexical_support(claim, candidate.terms)
         if vector is not None and candidate.vector is not None:
-            cosine = max(0.0, sum(a * b for a, b in zip(vector, candidate.vector, strict=False)))
+            cosine = closeness(vector, candidate.vector)
             score = LEXICAL_WEIGHT * score + (1.0 - LEXICAL_WEIGHT) * cosine
         if any(weight > 1.0 and term not in candidate.terms for term, weight in claim.items()):
             score *= MISSING_KEY_TERM_PENALTY
