@@ -1,13 +1,17 @@
 """What answering produces: the finished `Answer` and the events streamed on the way to it.
 
 A client that streams sees `SourcesEvent`, then tokens and checked sentences as they come,
-then the `DoneEvent` holding the same `Answer` a client that waits would get.
+then the `DoneEvent` holding the same `Answer` a client that waits would get. `AnswerDetail`
+is the answer as clients receive it: a pydantic model, so that the HTTP API's `footnote`
+field, its OpenAPI spec and `footnote ask --json` all have this one shape.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from footnote.answer.citations import AnswerSentence, Citation
 from footnote.answer.render import render_markdown
@@ -49,53 +53,159 @@ class Answer:
     def abstained(self) -> bool:
         return self.withheld or not self.citations
 
-    def to_dict(self) -> dict[str, Any]:
+    def detail(self) -> AnswerDetail:
+        """The answer as clients receive it: the HTTP API's `footnote` field and `--json` output."""
         # A withheld answer shows no sentence and no citation: what a client renders is what
         # footnote decided. The withheld sentences are kept apart, for inspection.
         shown = [] if self.withheld else self.sentences
-        return {
-            "question": self.question,
-            "answer": self.text,
-            "raw_answer": self.raw_text,
-            "model": self.model,
-            "abstained": self.abstained,
-            "relevance": round(self.relevance, 4),
-            "extracted": self.extracted,
-            "match": round(self.match, 4),
-            "unrelated": self.unrelated,
-            "evidence_score": round(self.evidence_score, 4),
-            "answerability": round(self.answerability, 4),
-            "prompt_tokens": self.prompt_tokens,
-            "usage": self.usage.to_dict(),
-            "truncated": self.truncated,
-            "unknown_words": list(self.unknown_words),
-            "sentences": [sentence_dict(s) for s in shown],
-            "citations": [asdict(c) for s in shown for c in s.citations],
-            "withheld_sentences": [sentence_dict(s) for s in self.sentences] if self.withheld else [],
-            "sources": [source_dict(number, hit) for number, hit in enumerate(self.sources, start=1)],
-            "related_questions": list(self.related_questions),
-            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
-        }
+        return AnswerDetail(
+            question=self.question,
+            answer=self.text,
+            raw_answer=self.raw_text,
+            model=self.model,
+            abstained=self.abstained,
+            relevance=round(self.relevance, 4),
+            extracted=self.extracted,
+            match=round(self.match, 4),
+            unrelated=self.unrelated,
+            evidence_score=round(self.evidence_score, 4),
+            answerability=round(self.answerability, 4),
+            prompt_tokens=self.prompt_tokens,
+            usage=self.usage.to_dict(),
+            truncated=self.truncated,
+            unknown_words=list(self.unknown_words),
+            sentences=[CheckedSentence.of(s) for s in shown],
+            citations=[SpanCitation.of(c) for s in shown for c in s.citations],
+            withheld_sentences=[CheckedSentence.of(s) for s in self.sentences] if self.withheld else [],
+            sources=[AnswerSource.of(number, hit) for number, hit in enumerate(self.sources, start=1)],
+            related_questions=list(self.related_questions),
+            timings_ms={k: round(v, 1) for k, v in self.timings_ms.items()},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The detail as plain Python values (what `footnote ask --json` prints)."""
+        return self.detail().model_dump()
+
+
+class StepUsage(BaseModel):
+    """The tokens of one step's model calls, by the model's tokenizer."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    calls: int
+
+
+class CheckedSentence(BaseModel):
+    """One sentence of the answer after checking."""
+
+    text: str = Field(description="the sentence, the model's markers stripped")
+    supported: bool = Field(description="a source span supports it")
+    flagged: bool = Field(description="a claim no source supports: show it as unsupported")
+    is_claim: bool = Field(description="false for a question, a lead-in or the no-answer sentence")
+    score: float = Field(description="the best support score any source span reached")
+    model_markers: list[int] = Field(description="the [n] markers the model wrote")
+    corrected: bool = Field(description="the checker dropped or replaced some of the model's markers")
+    citations: list[int] = Field(description="the numbers of the sources it cites")
+
+    @classmethod
+    def of(cls, sentence: AnswerSentence) -> CheckedSentence:
+        return cls(
+            text=sentence.text,
+            supported=sentence.supported,
+            flagged=sentence.flagged,
+            is_claim=sentence.is_claim,
+            score=round(sentence.score, 4),
+            model_markers=sentence.model_markers,
+            corrected=sentence.corrected,
+            citations=[c.number for c in sentence.citations],
+        )
+
+
+class SpanCitation(BaseModel):
+    """One footnote: the verbatim span of a source that supports a sentence."""
+
+    number: int = Field(description="the source's number: [number] in the answer")
+    chunk_id: int
+    document_id: int
+    path: str
+    quote: str = Field(description="verbatim document text: the document's text[start:end]")
+    start: int = Field(description="character offset of the quote in the document's text")
+    end: int
+    page: int | None = Field(description="the page the quote is on, for sources with pages (PDF)")
+    score: float = Field(description="how well the span supports the sentence")
+
+    @classmethod
+    def of(cls, citation: Citation) -> SpanCitation:
+        return cls(**asdict(citation))
+
+
+class AnswerSource(BaseModel):
+    """One retrieved chunk the model was given, numbered as the answer's [n] markers count."""
+
+    chunk_id: int
+    document_id: int
+    path: str
+    title: str
+    text: str
+    start: int = Field(description="character offset of the chunk in the document's text")
+    end: int
+    heading_path: list[str]
+    page: int | None
+    score: float = Field(description="fused retrieval score; higher is better")
+    keyword_rank: int | None = Field(description="1-based rank in the keyword list; null when absent there")
+    keyword_score: float | None
+    dense_rank: int | None = Field(description="1-based rank in the vector list; null when absent there")
+    dense_score: float | None
+    url: str | None
+    rerank_score: float | None = Field(description="second-stage score; null when not reranked")
+    language: str = Field(description="the chunk's language, as detected at ingest")
+    number: int
+
+    @classmethod
+    def of(cls, number: int, hit: SearchHit) -> AnswerSource:
+        return cls(**asdict(hit), number=number)
+
+
+class AnswerDetail(BaseModel):
+    """footnote's checked sentences and span-level citations of one answer, with its sources.
+
+    A withheld answer shows no sentence and no citation; its sentences are in `withheld_sentences`."""
+
+    question: str
+    answer: str = Field(description="the answer with verified footnotes, as Markdown")
+    raw_answer: str = Field(description="what the model wrote")
+    model: str
+    abstained: bool = Field(description="withheld, or nothing cited: the documents do not answer")
+    relevance: float = Field(description="how well the cited spans match the question")
+    extracted: bool = Field(
+        description="the model's text had no support; a source sentence was quoted instead"
+    )
+    match: float = Field(description="how well the best source span matches the question")
+    unrelated: bool = Field(description="the sources were taken not to answer (a floor, an unknown word)")
+    evidence_score: float = Field(
+        description="the best evidence passage's score (extract and evidence readers)"
+    )
+    answerability: float = Field(description="how well the best answer-shaped sentence covers the question")
+    prompt_tokens: int = Field(description="tokens of the answer's prompt (0 when nothing was generated)")
+    usage: dict[str, StepUsage] = Field(description="tokens per step: answer, condense, related")
+    truncated: bool = Field(description="the answer stopped at its token limit")
+    unknown_words: list[str] = Field(description="words of the question no document holds")
+    sentences: list[CheckedSentence] = Field(description="the checked sentences; none when withheld")
+    citations: list[SpanCitation] = Field(description="every sentence's citations, in order")
+    withheld_sentences: list[CheckedSentence] = Field(
+        description="a withheld answer's sentences, for inspection"
+    )
+    sources: list[AnswerSource] = Field(description="what the model was given, numbered from 1")
+    related_questions: list[str]
+    timings_ms: dict[str, float] = Field(description="milliseconds from the start at which each step ended")
 
 
 def sentence_dict(sentence: AnswerSentence) -> dict[str, Any]:
-    return {
-        "text": sentence.text,
-        "supported": sentence.supported,
-        "flagged": sentence.flagged,
-        "is_claim": sentence.is_claim,
-        "score": round(sentence.score, 4),
-        "model_markers": sentence.model_markers,
-        "corrected": sentence.corrected,
-        "citations": [c.number for c in sentence.citations],
-    }
+    return CheckedSentence.of(sentence).model_dump()
 
 
 def source_dict(number: int, hit: SearchHit) -> dict[str, Any]:
-    data = asdict(hit)
-    data["number"] = number
-    data["heading_path"] = list(hit.heading_path)
-    return data
+    return AnswerSource.of(number, hit).model_dump()
 
 
 @dataclass(frozen=True)

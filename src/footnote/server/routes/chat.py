@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from starlette.responses import Response
 
 from footnote.answer.engine import SentenceEvent
+from footnote.answer.result import StepUsage
 from footnote.core.collections import EVERYTHING, Access
 from footnote.errors import FootnoteError
 from footnote.models.base import GenerationParams, Message
@@ -46,7 +47,6 @@ from footnote.server.schemas.chat import (
     ChunkChoice,
     Delta,
     FinishReason,
-    StepUsage,
     Usage,
 )
 from footnote.server.sources import SourceFilter
@@ -108,7 +108,7 @@ class ChatReply:
             citations=sources.citations,
             search_results=sources.search_results,
             related_questions=answer.related_questions if self.related_questions else None,
-            footnote=answer.to_dict(),
+            footnote=answer.detail(),
         )
 
     def chunk(self, model: str, delta: Delta, finish: FinishReason | None = None) -> ChatCompletionChunk:
@@ -121,7 +121,7 @@ class ChatReply:
         last.citations, last.search_results = sources.citations, sources.search_results
         if self.related_questions:
             last.related_questions = finished.answer.related_questions
-        last.footnote = finished.answer.to_dict()
+        last.footnote = finished.answer.detail()
         return last
 
     def usage(self, model: str, finished: RunFinished) -> ChatCompletionChunk:

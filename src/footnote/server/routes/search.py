@@ -70,7 +70,7 @@ async def _answer(
         )
         for hit in answer.sources
     ]
-    return QueryResponse(answer=answer.text, sources=sources, footnote=answer.to_dict())
+    return QueryResponse(answer=answer.text, sources=sources, footnote=answer.detail())
 
 
 @router.post("/v1/query", response_model=QueryResponse)

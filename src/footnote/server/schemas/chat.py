@@ -6,10 +6,11 @@ ignored, so clients written for other servers work unchanged.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from footnote.answer.result import AnswerDetail, StepUsage
 from footnote.server.schemas import Text, omitted_when_none
 
 Recency = Literal["hour", "day", "week", "month", "year"]
@@ -102,12 +103,6 @@ class SearchResult(BaseModel):
     source: Literal["attachment"] = "attachment"
 
 
-class StepUsage(BaseModel):
-    prompt_tokens: int
-    completion_tokens: int
-    calls: int
-
-
 class Usage(BaseModel):
     """Tokens of every model call the answer made, by the model's tokenizer."""
 
@@ -142,7 +137,7 @@ class ChatCompletion(BaseModel):
     related_questions: list[str] | None = omitted_when_none(
         "follow-up questions the sources can answer; present when return_related_questions"
     )
-    footnote: dict[str, Any] = Field(description="footnote's checked sentences and span-level citations")
+    footnote: AnswerDetail = Field(description="footnote's checked sentences and span-level citations")
 
 
 class Delta(BaseModel):
@@ -168,4 +163,4 @@ class ChatCompletionChunk(BaseModel):
     citations: list[str] | None = omitted_when_none("in the first chunk and the one that finishes")
     search_results: list[SearchResult] | None = omitted_when_none()
     related_questions: list[str] | None = omitted_when_none("in the finishing chunk, when asked for")
-    footnote: dict[str, Any] | None = omitted_when_none("in the finishing chunk")
+    footnote: AnswerDetail | None = omitted_when_none("in the finishing chunk")

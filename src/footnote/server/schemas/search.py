@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from footnote.answer.result import AnswerDetail
 from footnote.server.schemas import Text
 from footnote.server.schemas.chat import MAX_DOMAIN_FILTERS, Collections, DomainEntry, Recency, SearchResult
 
@@ -62,4 +63,4 @@ class QuerySource(BaseModel):
 class QueryResponse(BaseModel):
     answer: str
     sources: list[QuerySource]
-    footnote: dict[str, Any] = Field(description="footnote's checked sentences and span-level citations")
+    footnote: AnswerDetail = Field(description="footnote's checked sentences and span-level citations")
