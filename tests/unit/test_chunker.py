@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer
 
+from footnote.core.document import Block, Chunk, Document
 from footnote.ingest.chunker import chunk_document
-from footnote.ingest.document import Block, Chunk, Document
 from footnote.ingest.loaders import load_document
 from footnote.models.registry import resolve_embedder
 
