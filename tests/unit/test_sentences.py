@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from footnote.answer.sentences import (
+from footnote.core.sentences import (
     MARKER,
     SentenceAssembler,
     is_line_item,
@@ -95,6 +95,26 @@ def test_newlines_end_list_items_headings_and_paragraphs_but_not_wrapped_lines()
     ]
 
 
+def test_a_list_item_wrapped_onto_lines_indented_below_its_text_is_one_sentence() -> None:
+    text = (
+        "* `$SYSTEMD_OFFLINE=[0|1]` - if set to `1`, then `systemctl` will refrain from\n"
+        "  talking to PID 1.\n"
+        "* `$SYSTEMD_COLORS` - takes a boolean\n"
+        "2. 61184...65519 -> UIDs for dynamic users are allocated from this range (see the\n"
+        "   `DynamicUser=` documentation).\n"
+        "- lenses bend light\n"
+        "not indented, so a line of its own"
+    )
+    assert sentences(text) == [
+        "* `$SYSTEMD_OFFLINE=[0|1]` - if set to `1`, then `systemctl` will refrain from\n  talking to PID 1.",
+        "* `$SYSTEMD_COLORS` - takes a boolean",
+        "2. 61184...65519 -> UIDs for dynamic users are allocated from this range (see the\n"
+        "   `DynamicUser=` documentation).",
+        "- lenses bend light",
+        "not indented, so a line of its own",
+    ]
+
+
 def test_spans_exclude_surrounding_whitespace() -> None:
     text = "  First one.   Second one!\n\n  Third  "
     spans = split_sentences(text)
@@ -128,6 +148,7 @@ STREAMED_TEXTS = [
     "Tides follow the Moon [2]. Spring tides are larger [1, 2]. It costs 3.5 dollars... Really?! Yes.",
     "潮汐由月球引力引起。[1]大潮发生在新月和满月时[1]。小潮较小！",
     "# Answer\nThe points are:\n- lenses bend light [1]\n- beams reach 20 miles [2]\n\nIn short it\nworks.",
+    "- the lens bends\n  light [1]\n- beams reach\n  20 miles [2]\nDone.",
     "J. R. Smith wrote it, e.g. in the U.S. Army manual. See Fig. 2. The end [3]",
 ]
 

@@ -31,6 +31,8 @@ _TERMINATORS = ".!?\u3002\uff01\uff1f\uff1b"
 _CJK_TERMINATORS = "\u3002\uff01\uff1f\uff1b"
 _CLOSERS = "\"')*\u201d\u2019\u300d\u300f\uff09"
 _LINE_ITEM = re.compile(r"[ \t]*(?:(?:[-*+\u2022>]|\d{1,3}[.)]|#{1,6})[ \t]|\|)")
+# A bullet or numbered item up to its text: a line indented at least that far continues it.
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+")
 _LIST_NUMBER = re.compile(r"[ \t]*\d{1,3}")
 _DOTTED = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
 _WORD_OPENERS = "([{\"'\u201c\u2018"
@@ -248,6 +250,11 @@ def _decide_newline(text: str, index: int, final: bool) -> Decision:
     if not final and len(text) - after < LOOKAHEAD:
         return None
     line_start = text.rfind("\n", 0, index) + 1
-    if _LINE_ITEM.match(text, after) or _LINE_ITEM.match(text, line_start):
+    if _LINE_ITEM.match(text, after):
+        return index, index + 1
+    item = _LIST_ITEM.match(text, line_start)
+    if item is not None and after - (index + 1) >= item.end() - line_start:
+        return -1, index + 1  # a list item's text wrapped onto a line indented below it
+    if _LINE_ITEM.match(text, line_start):
         return index, index + 1
     return -1, index + 1  # a wrapped line inside a paragraph
