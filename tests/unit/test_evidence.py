@@ -98,6 +98,49 @@ def test_an_options_description_is_quoted_with_the_option_line_set_above_it() ->
     assert "--unbuffered" not in passages[0].text(hits) and "--help" not in passages[0].text(hits)
 
 
+KEYGEN_ROUNDS = """\
+     -a rounds
+             When saving a private key, this option specifies the number of
+             KDF (key derivation function) rounds used.  Higher numbers
+             result in slower passphrase verification.  The default is 16
+             rounds.
+
+     -B      Show the bubblebabble digest of specified private or public key
+             file.
+"""
+
+
+def test_a_passage_grows_within_its_block_to_the_default_two_sentences_below_its_best() -> None:
+    hits = [hit(KEYGEN_ROUNDS)]
+    spans = sentence_spans(hits)
+    texts = [KEYGEN_ROUNDS[s.start : s.end] for s in spans]
+    best = next(i for i, t in enumerate(texts) if t.startswith("-a rounds"))
+    scores = [1.0 if i == best else 0.0 for i in range(len(spans))]
+
+    (passage, *_) = select_passages(hits, spans, scores, lambda text: len(text.split()), 120)
+
+    assert passage.text(hits).startswith("-a rounds") and passage.text(hits).endswith(
+        "16\n             rounds."
+    )
+    assert "bubblebabble" not in passage.text(hits)
+    (short, *_) = select_passages(hits, spans, scores, lambda text: len(text.split()), 30)
+    assert "The default is 16" not in short.text(hits)
+
+
+def test_a_prose_paragraph_on_one_line_is_quoted_one_sentence_each_way() -> None:
+    prose = (
+        "Tides rise twice a day. The Moon pulls the sea. Spring tides are large. "
+        "Neap tides are small. Ships wait."
+    )
+    hits = [hit(prose)]
+    spans = sentence_spans(hits)
+    scores = [1.0 if i == 2 else 0.0 for i in range(len(spans))]
+
+    (passage, *_) = select_passages(hits, spans, scores, lambda text: len(text.split()), 120)
+
+    assert passage.text(hits) == "The Moon pulls the sea. Spring tides are large. Neap tides are small."
+
+
 def test_the_answer_sentence_after_the_option_line_is_selected() -> None:
     text = best_passage_text("What buffer size does sftp use for transfers unless -B is given?", [hit(SFTP)])
     assert "32768 bytes" in text
