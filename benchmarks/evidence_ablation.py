@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from reader_blend import save_result
+from reader_blend import readers_for, save_result
 
 from footnote.answer import evidence
 from footnote.answer.citations import CitationChecker
@@ -34,7 +34,7 @@ from footnote.core.hits import SearchHit
 from footnote.core.vectors import Vector
 from footnote.evaluation.docqa import CORPUS_FOLDER, DocQuestion, contains_answer, load_doc_questions
 from footnote.models.cpu import machine
-from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE, OnnxSentenceReader, bundled_reader_files
+from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE
 
 # Each term, and the value that switches it off.
 TERMS_OFF = (
@@ -82,17 +82,22 @@ def set_arguments(
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--per-group", type=int, default=0, help="at most this many questions per document")
+    parser.add_argument("--reader", help="reader folder (default: the bundled one)")
+    parser.add_argument(
+        "--reader-for", action="append", help="GROUP=FOLDER: read this document with another reader"
+    )
     return parser.parse_args()
 
 
 def read_set(args: argparse.Namespace, vectors: bool) -> tuple[list[ReadQuestion], Callable[[str], int]]:
     """Every question of the set (ingested into `--home` if empty) with a source sentence, read
-    once by the bundled reader (with the sentences' vectors when `vectors`), and the answer
-    model's token counter, which sizes passages."""
+    once by the bundled reader, `--reader`, or the `--reader-for` its document (with the
+    sentences' vectors when `vectors`), and the answer model's token counter, which sizes
+    passages."""
     app = create_app(Settings(home=args.home))
     if not app.catalog.chunk_id_list():
         app.ingest([args.dataset / CORPUS_FOLDER])
-    reader = OnnxSentenceReader(bundled_reader_files())
+    reader_of = readers_for(args)
     read = []
     for item in sampled(load_doc_questions(args.dataset), args.per_group):
         hits = app.search(item.question, limit=args.top_k)
@@ -102,7 +107,8 @@ def read_set(args: argparse.Namespace, vectors: bool) -> tuple[list[ReadQuestion
             continue
         texts = [hits[s.source].text[s.start : s.end] for s in spans]
         candidates = [*evidence.reader_candidates(hits, spans, texts), NO_ANSWER_CANDIDATE]
-        logits = reader.read(item.question, candidates).scores[:-1]
+        group = item.source or Path(hits[0].path).name
+        logits = reader_of(group).read(item.question, candidates).scores[:-1]
         vector = checker.question_vector if vectors else None
         read.append(ReadQuestion(item, hits, spans, texts, vector, logits))
     return read, app.generator.count_tokens

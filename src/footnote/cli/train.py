@@ -29,7 +29,11 @@ def reader(
     ] = None,
     held_out: Annotated[
         list[str] | None,
-        typer.Option("--held-out", help="An article kept out of training and scored after it (repeatable)."),
+        typer.Option(
+            "--held-out",
+            help="An article, or a document of the extra examples, kept out of training and scored "
+            "after it (repeatable).",
+        ),
     ] = None,
     extra: Annotated[
         list[Path] | None,

@@ -1,8 +1,9 @@
 """`footnote train reader`: the sentence reader rebuilt from the data, with a fixed seed.
 
 The examples come from the SQuAD 2.0 articles of `../shared/data/squad2-dev` (CC BY-SA 4.0).
-Articles named in `held_out` are kept out of training and scored after it (the cross-validated
-figure); the others are scored too (the in-sample one), so the report shows both side by side.
+Articles (or the extra examples' documents) named in `held_out` are kept out of training and
+scored after it (the cross-validated figure); the others are scored too (the in-sample one), so
+the report shows both side by side.
 """
 
 from __future__ import annotations
@@ -43,15 +44,16 @@ def train_reader(
     report_limit: int = 600,
     extra: Sequence[Path] = (),
 ) -> dict[str, Any]:
-    """Train on every article of `squad` but `held_out`, and on the examples in the `extra` files
-    (`scripts/reader_questions.py` writes them), report both sides, and write the reader into
+    """Train on every article of `squad` and every example of the `extra` files
+    (`scripts/reader_questions.py` and `scripts/reader_set_examples.py` write them) but those of
+    the articles or documents in `held_out`, report both sides, and write the reader into
     `target` (None: report only)."""
     base = resolve_registered(REGISTRY[BASE_MODEL])
     titles = squad_titles(squad)
     examples = squad_examples(squad, seed=params.seed)
-    training, held = split_by_group(examples, held_out)
     for path in extra:
-        training.extend(load_examples(path))
+        examples.extend(load_examples(path))
+    training, held = split_by_group(examples, held_out)
     started = time.monotonic()
     model, losses = fit_reader(training, base, params, progress)
     seconds = time.monotonic() - started
