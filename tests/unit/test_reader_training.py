@@ -9,7 +9,9 @@ import pytest
 
 from footnote.errors import ConfigError
 from footnote.models.sentence_reader import CONTEXT_MARK, reader_input
+from footnote.training.reader import training_examples
 from footnote.training.reader_data import (
+    ReaderExample,
     load_examples,
     open_examples,
     split_by_group,
@@ -124,3 +126,15 @@ def test_a_file_that_holds_no_examples_names_the_script_that_makes_them(tmp_path
 
     with pytest.raises(ConfigError, match=r"scripts/reader_questions\.py"):
         load_examples(path)
+
+
+def test_a_held_out_document_of_an_extra_file_is_kept_out_of_training(tmp_path: Path) -> None:
+    extra = tmp_path / "set.jsonl"
+    with open_examples(extra, {"set": "docs"}) as out:
+        for group in ("gzip.1.txt", "tar.1.txt"):
+            write_example(out, ReaderExample(f"What does {group} do?", ("It packs.",), (1,), group))
+
+    training, held = training_examples(squad_file(tmp_path), ["tar.1.txt", "Honeybees"], [extra], seed=0)
+
+    assert {e.group for e in training} == {"Lighthouses", "gzip.1.txt"}
+    assert {e.group for e in held} == {"Honeybees", "tar.1.txt"}

@@ -16,7 +16,13 @@ from typing import Any
 
 from footnote.models.cpu import machine
 from footnote.models.registry import REGISTRY, resolve_registered
-from footnote.training.reader_data import load_examples, split_by_group, squad_examples, squad_titles
+from footnote.training.reader_data import (
+    ReaderExample,
+    load_examples,
+    split_by_group,
+    squad_examples,
+    squad_titles,
+)
 from footnote.training.reader_export import export_reader, ranking_report
 from footnote.training.reader_fit import FitParams, fit_reader, save_weights, score_examples
 
@@ -50,10 +56,7 @@ def train_reader(
     `target` (None: report only)."""
     base = resolve_registered(REGISTRY[BASE_MODEL])
     titles = squad_titles(squad)
-    examples = squad_examples(squad, seed=params.seed)
-    for path in extra:
-        examples.extend(load_examples(path))
-    training, held = split_by_group(examples, held_out)
+    training, held = training_examples(squad, held_out, extra, params.seed)
     started = time.monotonic()
     model, losses = fit_reader(training, base, params, progress)
     seconds = time.monotonic() - started
@@ -92,6 +95,17 @@ def train_reader(
         }
         report["files"] = export_reader(model, base, target, manifest)["files"]
     return report
+
+
+def training_examples(
+    squad: Path, held_out: Sequence[str], extra: Sequence[Path], seed: int
+) -> tuple[list[ReaderExample], list[ReaderExample]]:
+    """(training, held-out) examples of the SQuAD articles and the `extra` files: an article or
+    document named in `held_out` goes whole to the held-out side."""
+    examples = squad_examples(squad, seed=seed)
+    for path in extra:
+        examples.extend(load_examples(path))
+    return split_by_group(examples, held_out)
 
 
 def _report(model: Any, base: Path, examples: Sequence[Any]) -> dict[str, Any]:
