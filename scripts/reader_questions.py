@@ -36,14 +36,13 @@ import time
 from pathlib import Path
 
 from footnote.answer import evidence
-from footnote.answer.citations import CitationChecker
 from footnote.answer.terms import content_terms
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.core.filters import SearchFilter
 from footnote.core.sentences import split_sentences
 from footnote.models.base import GenerationParams, Message
-from footnote.training.reader_data import ReaderExample, open_examples, write_example
+from footnote.training.reader_data import ReaderExample, open_examples, retrieved_candidates, write_example
 
 MAN_ROOT = Path("/usr/share/man")
 SECTIONS = ("man1", "man5", "man8")
@@ -225,10 +224,7 @@ def candidates_for(app, question: str, target: str, page: str, negative: str) ->
             return None  # nothing of the page is left: the "page" case, not the harder one
     if not hits:
         return None
-    checker = CitationChecker(hits, None, question=question)
-    spans = checker.sentence_spans()
-    texts = [hits[s.source].text[s.start : s.end] for s in spans]
-    inputs = evidence.reader_candidates(hits, spans, texts)
+    spans, texts, inputs = retrieved_candidates(hits, question)
     labels = [
         int(not negative and Path(hits[s.source].path).name == page and _same(t, target))
         for s, t in zip(spans, texts, strict=True)

@@ -19,25 +19,21 @@ import tempfile
 from pathlib import Path
 
 from footnote.answer import evidence
-from footnote.answer.citations import CitationChecker
-from footnote.application import create_app
+from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.evaluation.docqa import CORPUS_FOLDER, contains_answer, load_doc_questions, spread_by_source
-from footnote.training.reader_data import ReaderExample, open_examples, write_example
+from footnote.training.reader_data import ReaderExample, open_examples, retrieved_candidates, write_example
 
 
 def set_example(
-    app, question: str, answers: tuple[str, ...], source: str | None, top_k: int, most: int
+    app: Application, question: str, answers: tuple[str, ...], source: str | None, top_k: int, most: int
 ) -> ReaderExample | None:
     """The question's candidates as the engine retrieves them, labelled by the accepted answers:
     at most `most`, the answering sentences and then those the blend ranks best."""
     hits = app.search(question, limit=top_k)
     if not hits:
         return None
-    checker = CitationChecker(hits, None, question=question)
-    spans = checker.sentence_spans()
-    texts = [hits[s.source].text[s.start : s.end] for s in spans]
-    inputs = evidence.reader_candidates(hits, spans, texts)
+    spans, texts, inputs = retrieved_candidates(hits, question)
     labels = [int(bool(answers) and contains_answer(t, answers)) for t in texts]
     scores = evidence.score_sentences(question, spans, None, texts)
     order = sorted(range(len(spans)), key=lambda i: (-labels[i], -scores[i]))[:most]

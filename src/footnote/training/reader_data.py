@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from footnote.answer.citations import CitationChecker
+from footnote.answer.evidence import SentenceSpan, reader_candidates
 from footnote.answer.terms import content_terms
+from footnote.core.hits import SearchHit
 from footnote.core.sentences import split_sentences
 from footnote.errors import ConfigError
 from footnote.models.sentence_reader import reader_input
@@ -116,6 +119,16 @@ def near_misses(question: str, pool: Sequence[_Sentence], count: int) -> list[_S
     asked = content_terms(question)
     scored = sorted(pool, key=lambda s: -sum(w for t, w in asked.items() if t in s.terms))
     return scored[:count]
+
+
+def retrieved_candidates(
+    hits: Sequence[SearchHit], question: str
+) -> tuple[list[SentenceSpan], list[str], list[str]]:
+    """Every sentence of the retrieved `hits` as the answer engine splits them: (spans, texts,
+    the reader's inputs), the candidates a question is read with at answer time."""
+    spans = CitationChecker(hits, None, question=question).sentence_spans()
+    texts = [hits[s.source].text[s.start : s.end] for s in spans]
+    return spans, texts, reader_candidates(hits, spans, texts)
 
 
 def split_by_group(examples: Sequence[ReaderExample], held_out: Iterable[str]) -> tuple[list, list]:
