@@ -273,6 +273,38 @@ def test_the_answer_cache_keys_on_the_condensed_question(tmp_path: Path) -> None
     assert "glacier" not in first["choices"][0]["message"]["content"]
 
 
+def _reply_parts(payloads: list[Any]) -> dict[str, Any]:
+    """What a streamed reply says, apart from its id and time and how its text is cut."""
+    chunks = [chunk for chunk in payloads if isinstance(chunk, dict)]
+    first, *_, closing, usage = chunks
+    return {
+        "sources": (first["citations"], first["search_results"]),
+        "text": streamed_text(chunks),
+        "closing": {key: closing[key] for key in ("choices", "citations", "search_results", "footnote")},
+        "usage": usage["usage"],
+        "done": payloads[-1],
+    }
+
+
+def test_a_cached_answer_is_sent_as_it_was_generated(tmp_path: Path) -> None:
+    generator = RecordingGenerator([APPLE_REPLY])  # one answer: the next two come from the cache
+    server, _ = build(tmp_path, generator=generator, answer_cache_size=8)
+    body = ask_body(stream=True, stream_options={"include_usage": True})
+    with TestClient(server) as client:
+        streamed = []
+        for _ in range(2):
+            with client.stream("POST", "/v1/chat/completions", json=body) as response:
+                streamed.append(_reply_parts(sse_payloads(response.iter_lines())))
+        whole = client.post("/v1/chat/completions", json=ask_body()).json()
+    generated, cached = streamed
+    assert len(generator.calls) == 1
+    assert cached == generated and generated["text"] == APPLE_REPLY and generated["done"] == "[DONE]"
+    assert (whole["citations"], whole["search_results"]) == generated["sources"]
+    assert whole["choices"][0]["message"]["content"] == generated["text"]
+    assert whole["footnote"] == generated["closing"]["footnote"]
+    assert whole["usage"] == generated["usage"]
+
+
 UNSUPPORTED_REPLY = "Penguins huddle on the ice to keep warm [1]."
 GATES = {
     # the cited spans match the question too little: the answer is withheld after generation

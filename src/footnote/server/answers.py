@@ -1,10 +1,11 @@
 """Running one answer off the event loop and handing its events to the request.
 
 The answer engine is blocking CPU work: it runs in the server's generation thread pool,
-holding the model lock, and passes its events to the event loop through a queue. The
-request consumes them as an async iterator, whether it streams them or collects them.
-The admission slot is released when the worker thread ends, not when the client goes
-away, so the pool always counts what the model is really doing.
+holding the model lock, and passes the engine's own events (`AnswerEvent`) to the event
+loop through a queue. The request consumes them as an async iterator, whether it streams
+them or collects them; what the client is sent is made from them by the route. The
+admission slot is released when the worker thread ends, not when the client goes away, so
+the pool always counts what the model is really doing.
 """
 
 from __future__ import annotations
@@ -14,28 +15,21 @@ import copy
 import logging
 import threading
 import time
-from collections.abc import AsyncGenerator, Callable, Generator
+from collections.abc import AsyncGenerator, Generator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
 from footnote.answer.citations import AnswerSentence
-from footnote.answer.engine import (
-    Answer,
-    DoneEvent,
-    SentenceEvent,
-    SourcesEvent,
-    TokenEvent,
-)
 from footnote.answer.history import Standalone
 from footnote.answer.render import render_markdown
+from footnote.answer.result import Answer, AnswerEvent, DoneEvent, TokenEvent
 from footnote.answer.usage import TokenUsage
 from footnote.models.base import GenerationParams, Message
 from footnote.server.admission import Slot
 from footnote.server.errors import ApiError
 from footnote.server.request_class import RequestClass
-from footnote.server.schemas.chat import SearchResult
-from footnote.server.sources import FilteredRetriever, SourceFilter, describe_sources
+from footnote.server.sources import FilteredRetriever, SourceFilter
 from footnote.server.state import ServerState
 
 log = logging.getLogger("footnote.server")
@@ -59,53 +53,21 @@ class AnswerRequest:
     request_class: RequestClass = "api"
 
 
-@dataclass(frozen=True)
-class SourcesReady:
-    """The sources the model was given: `citations[n-1]` is what `[n]` refers to."""
-
-    citations: list[str]
-    search_results: list[SearchResult]
-    model: str = ""  # the model that answers
-
-
-@dataclass(frozen=True)
-class RunFinished:
-    answer: Answer
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self.answer.usage.prompt_tokens
-
-    @property
-    def completion_tokens(self) -> int:
-        return self.answer.usage.completion_tokens
-
-
-RunEvent = SourcesReady | TokenEvent | SentenceEvent | RunFinished
-
-
-def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[RunEvent, None, None]:
-    """The engine's events, with sources described and usage counted (blocking; worker thread)."""
+def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[AnswerEvent, None, None]:
+    """The engine's events for the request (blocking; worker thread)."""
     app = state.models.generation()
     retriever = FilteredRetriever(app.retriever(), request.source_filter)
     engine = app.answer_engine(
         request.related_questions, retriever=retriever, top_k=request.top_k, generation=request.generation
     )
     usage = copy.deepcopy(request.condense_usage) if request.condense_usage else TokenUsage()
-    events = engine.stream(
+    yield from engine.stream(
         request.question,
         history=list(request.history),
         instruction=request.instruction,
         standalone=request.standalone,
         usage=usage,
     )
-    for event in events:
-        if isinstance(event, SourcesEvent):
-            yield SourcesReady(*describe_sources(app, event.sources), model=event.model)
-        elif isinstance(event, DoneEvent):
-            yield RunFinished(event.answer)
-        else:
-            yield event
 
 
 class AnswerRun:
@@ -153,8 +115,8 @@ class AnswerRun:
         except RuntimeError:  # the loop has closed, so nothing else can be using the pool
             self.slot.release()
 
-    async def events(self) -> AsyncGenerator[RunEvent, None]:
-        """The run's events until `RunFinished`; raises what the engine raised, or 504 on timeout."""
+    async def events(self) -> AsyncGenerator[AnswerEvent, None]:
+        """The run's events until `DoneEvent`; raises what the engine raised, or 504 on timeout."""
         deadline = self.started + self.state.settings.request_timeout
         metrics = self.state.metrics
         first_token = True
@@ -218,12 +180,10 @@ async def start_answer(state: ServerState, request: AnswerRequest) -> AnswerRun:
         raise
 
 
-async def collect(run: AnswerRun, on_event: Callable[[RunEvent], None] | None = None) -> RunFinished:
+async def collect(run: AnswerRun) -> Answer:
     """Wait for the whole answer."""
     async with aclosing(run.events()) as events:
         async for event in events:
-            if on_event is not None:
-                on_event(event)
-            if isinstance(event, RunFinished):
-                return event
+            if isinstance(event, DoneEvent):
+                return event.answer
     raise RuntimeError("the answer ended without a result")

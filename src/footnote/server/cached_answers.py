@@ -15,22 +15,16 @@ from dataclasses import dataclass, replace
 import anyio
 
 from footnote.answer.cache import AnswerCache
+from footnote.answer.result import AnswerEvent, DoneEvent, SourcesEvent
 from footnote.answer.usage import TokenUsage
 from footnote.core.language import detect_language
 from footnote.models.base import Vector
 from footnote.server.admission import Slot
-from footnote.server.answers import (
-    AnswerRequest,
-    AnswerRun,
-    RunEvent,
-    RunFinished,
-    SourcesReady,
-    start_answer,
-)
+from footnote.server.answers import AnswerRequest, AnswerRun, start_answer
 from footnote.server.sources import FilteredRetriever
 from footnote.server.state import ServerState
 
-Cached = tuple[SourcesReady, RunFinished]
+Cached = tuple[SourcesEvent, DoneEvent]
 
 
 @dataclass(frozen=True)
@@ -51,7 +45,7 @@ class CachedRun(AnswerRun):
     def cancel(self) -> None:
         pass
 
-    async def events(self) -> AsyncGenerator[RunEvent, None]:
+    async def events(self) -> AsyncGenerator[AnswerEvent, None]:
         for event in self._cached:
             yield event
 
@@ -63,12 +57,12 @@ class CachingRun(AnswerRun):
         self._lookup = lookup
         super().__init__(state, request, slot)
 
-    async def events(self) -> AsyncGenerator[RunEvent, None]:
-        sources: SourcesReady | None = None
+    async def events(self) -> AsyncGenerator[AnswerEvent, None]:
+        sources: SourcesEvent | None = None
         async for event in super().events():
-            if isinstance(event, SourcesReady):
+            if isinstance(event, SourcesEvent):
                 sources = event
-            elif isinstance(event, RunFinished) and sources is not None:
+            elif isinstance(event, DoneEvent) and sources is not None:
                 found = self._lookup
                 query = self.request.standalone.query if self.request.standalone else self.request.question
                 found.cache.put(found.vector, query, found.key, found.version, (sources, event))

@@ -206,8 +206,8 @@ class FootnoteTools:
             body = ChatCompletionRequest(messages=messages, collections=collections)
             request = answer_request(body, self.state, access=access)
             run = await start_cached_answer(self.state, request)
-            finished = await collect(run)
-        return checked_answer(finished.answer)
+            answer = await collect(run)
+        return checked_answer(answer)
 
     async def search(
         self,

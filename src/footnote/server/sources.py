@@ -57,14 +57,20 @@ def search_result(hit: SearchHit, modified: float | None, snippet_chars: int = 0
     )
 
 
-def describe_sources(
-    app: Application, hits: Sequence[SearchHit], snippet_chars: int = 0
-) -> tuple[list[str], list[SearchResult]]:
-    """`citations` (URIs, numbered like the `[n]` markers) and `search_results` for `hits`."""
+@dataclass(frozen=True)
+class DescribedSources:
+    """Sources as a chat completion shows them: `citations[n-1]` is what `[n]` refers to."""
+
+    citations: list[str]  # the documents' URIs
+    search_results: list[SearchResult]
+
+
+def describe_sources(app: Application, hits: Sequence[SearchHit], snippet_chars: int = 0) -> DescribedSources:
+    """`citations` and `search_results` for `hits` (blocking: reads the catalog)."""
     modified = _modified(app, hits)
     citations = [source_uri(hit.path, hit.url) for hit in hits]
     results = [search_result(hit, modified.get(hit.document_id), snippet_chars) for hit in hits]
-    return citations, results
+    return DescribedSources(citations, results)
 
 
 def _modified(app: Application, hits: Sequence[SearchHit]) -> dict[int, float]:

@@ -15,25 +15,18 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 from starlette.responses import Response
 
-from footnote.answer.engine import SentenceEvent
-from footnote.answer.result import StepUsage
+from footnote.answer.result import Answer, AnswerEvent, DoneEvent, SentenceEvent, SourcesEvent, StepUsage
 from footnote.core.collections import EVERYTHING, Access
+from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError
 from footnote.models.base import GenerationParams, Message
-from footnote.server.answers import (
-    AnswerRequest,
-    AnswerRun,
-    RunEvent,
-    RunFinished,
-    SourcesReady,
-    TextDeltas,
-    collect,
-)
+from footnote.server.answers import AnswerRequest, AnswerRun, TextDeltas, collect
 from footnote.server.cached_answers import start_cached_answer
 from footnote.server.errors import ApiError, status_of
 from footnote.server.request_class import ClassHeader, RequestClass
@@ -49,7 +42,7 @@ from footnote.server.schemas.chat import (
     FinishReason,
     Usage,
 )
-from footnote.server.sources import SourceFilter
+from footnote.server.sources import DescribedSources, SourceFilter, describe_sources
 from footnote.server.state import Caller, ServerState, State
 
 log = logging.getLogger("footnote.server")
@@ -96,15 +89,14 @@ class ChatReply:
     include_usage: bool
     related_questions: bool
 
-    def completion(self, finished: RunFinished, sources: SourcesReady) -> ChatCompletion:
-        answer = finished.answer
+    def completion(self, answer: Answer, sources: DescribedSources) -> ChatCompletion:
         message = AssistantMessage(content=answer.text)
         return ChatCompletion(
             id=self.id,
             created=self.created,
             model=answer.model,
-            choices=[Choice(index=0, message=message, finish_reason=_finish_reason(finished))],
-            usage=_usage(finished),
+            choices=[Choice(index=0, message=message, finish_reason=_finish_reason(answer))],
+            usage=_usage(answer),
             citations=sources.citations,
             search_results=sources.search_results,
             related_questions=answer.related_questions if self.related_questions else None,
@@ -115,18 +107,18 @@ class ChatReply:
         choice = ChunkChoice(index=0, delta=delta, finish_reason=finish)
         return ChatCompletionChunk(id=self.id, created=self.created, model=model, choices=[choice])
 
-    def closing(self, model: str, finished: RunFinished, sources: SourcesReady) -> ChatCompletionChunk:
+    def closing(self, model: str, answer: Answer, sources: DescribedSources) -> ChatCompletionChunk:
         """The chunk that finishes the text, with the sources and footnote's detail."""
-        last = self.chunk(model, Delta(), _finish_reason(finished))
+        last = self.chunk(model, Delta(), _finish_reason(answer))
         last.citations, last.search_results = sources.citations, sources.search_results
         if self.related_questions:
-            last.related_questions = finished.answer.related_questions
-        last.footnote = finished.answer.detail()
+            last.related_questions = answer.related_questions
+        last.footnote = answer.detail()
         return last
 
-    def usage(self, model: str, finished: RunFinished) -> ChatCompletionChunk:
+    def usage(self, model: str, answer: Answer) -> ChatCompletionChunk:
         return ChatCompletionChunk(
-            id=self.id, created=self.created, model=model, choices=[], usage=_usage(finished)
+            id=self.id, created=self.created, model=model, choices=[], usage=_usage(answer)
         )
 
 
@@ -199,23 +191,28 @@ async def chat_completions(
     run = await start_cached_answer(state, request)
     if body.stream:
         return await _streaming_response(run, reply, state)
-    sources: list[SourcesReady] = []
-    finished = await collect(run, lambda e: sources.append(e) if isinstance(e, SourcesReady) else None)
-    return reply.completion(finished, sources[0])
+    answer = await collect(run)
+    return reply.completion(answer, await _described(state, answer.sources))
 
 
-def _finish_reason(finished: RunFinished) -> FinishReason:
-    return "length" if finished.answer.truncated else "stop"
+async def _described(state: ServerState, sources: list[SearchHit]) -> DescribedSources:
+    """The answer's sources as the reply shows them; the catalog is read in a worker thread."""
+    return await anyio.to_thread.run_sync(describe_sources, state.application, sources)
 
 
-def _usage(finished: RunFinished) -> Usage:
+def _finish_reason(answer: Answer) -> FinishReason:
+    return "length" if answer.truncated else "stop"
+
+
+def _usage(answer: Answer) -> Usage:
     """Every model call the answer made, counted by the model's tokenizer; `steps` tells them
     apart (answer, condense, related)."""
-    steps = {name: StepUsage(**step) for name, step in finished.answer.usage.to_dict().items()}
+    usage = answer.usage
+    steps = {name: StepUsage(**step) for name, step in usage.to_dict().items()}
     return Usage(
-        prompt_tokens=finished.prompt_tokens,
-        completion_tokens=finished.completion_tokens,
-        total_tokens=finished.prompt_tokens + finished.completion_tokens,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        total_tokens=usage.prompt_tokens + usage.completion_tokens,
         steps=steps,
     )
 
@@ -225,13 +222,14 @@ async def _streaming_response(run: AnswerRun, reply: ChatReply, state: ServerSta
     try:
         # Waiting for the sources first means a bad question is still answered with a 4xx status.
         first = await anext(events)
+        assert isinstance(first, SourcesEvent)
+        sources = await _described(state, first.sources)
     except BaseException:
         await events.aclose()
         raise
-    assert isinstance(first, SourcesReady)
     model = first.model or state.application.generator.name
     return StreamingResponse(
-        _sse(first, events, reply, model),
+        _sse(sources, events, reply, model),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
@@ -246,7 +244,7 @@ def _data(payload: BaseModel | str) -> str:
 
 
 async def _sse(
-    sources: SourcesReady, events: AsyncGenerator[RunEvent, None], reply: ChatReply, model: str
+    sources: DescribedSources, events: AsyncGenerator[AnswerEvent, None], reply: ChatReply, model: str
 ) -> AsyncIterator[str]:
     # Perplexity sends citations and search_results inside the chunks: here the first and the last.
     first = reply.chunk(model, Delta(role="assistant", content=""))
@@ -259,8 +257,8 @@ async def _sse(
                 text = deltas.add(event.sentence)
                 if text:
                     yield _data(reply.chunk(model, Delta(content=text)))
-            elif isinstance(event, RunFinished):
-                for chunk in _closing_chunks(reply, model, event, deltas, sources):
+            elif isinstance(event, DoneEvent):
+                for chunk in _closing_chunks(reply, model, event.answer, deltas, sources):
                     yield _data(chunk)
     except (ApiError, FootnoteError) as exc:
         status = exc.status if isinstance(exc, ApiError) else status_of(exc)
@@ -274,13 +272,13 @@ async def _sse(
 
 
 def _closing_chunks(
-    reply: ChatReply, model: str, finished: RunFinished, deltas: TextDeltas, sources: SourcesReady
+    reply: ChatReply, model: str, answer: Answer, deltas: TextDeltas, sources: DescribedSources
 ) -> list[ChatCompletionChunk]:
     chunks = []
-    rest = deltas.finish(finished.answer)
+    rest = deltas.finish(answer)
     if rest:
         chunks.append(reply.chunk(model, Delta(content=rest)))
-    chunks.append(reply.closing(model, finished, sources))
+    chunks.append(reply.closing(model, answer, sources))
     if reply.include_usage:
-        chunks.append(reply.usage(model, finished))
+        chunks.append(reply.usage(model, answer))
     return chunks

@@ -32,7 +32,7 @@ def _search_all(
     app = state.models.retrieval()
     retriever = FilteredRetriever(app.retriever(), source_filter)
     params = app.retrieval_params(limit)
-    return [describe_sources(app, retriever.search(q, params), snippet_chars)[1] for q in queries]
+    return [describe_sources(app, retriever.search(q, params), snippet_chars).search_results for q in queries]
 
 
 @router.post("/v1/search", response_model=SearchResponse)
@@ -63,7 +63,7 @@ async def _answer(
     )
     request = AnswerRequest(question, generation, top_k, source_filter, request_class=request_class)
     run = await start_answer(state, request)
-    answer = (await collect(run)).answer
+    answer = await collect(run)
     sources = [
         QuerySource(
             title=hit.title or Path(hit.path).name, url=source_uri(hit.path, hit.url), score=hit.score
