@@ -15,11 +15,13 @@ _SENTENCE_ENDS = ".!?\u3002\uff01\uff1f"
 class MarkdownRenderer:
     """Renders checked sentences one at a time; the pieces concatenate to `render_markdown`.
 
-    Streaming clients append each returned piece, so what they show equals the final answer.
+    Streaming clients append each returned piece as its sentence is checked, then the `rest`
+    of the finished answer's text, so what they show equals the final answer.
     """
 
     def __init__(self) -> None:
         self._previous = ""
+        self.shown = ""  # the pieces returned so far, joined
 
     def add(self, sentence: AnswerSentence) -> str:
         """The text to append for `sentence`: a separator, then the sentence with its footnotes."""
@@ -28,7 +30,17 @@ class MarkdownRenderer:
             return ""
         separator = _separator(self._previous, body) if self._previous else ""
         self._previous = body
-        return separator + body
+        piece = separator + body
+        self.shown += piece
+        return piece
+
+    def rest(self, text: str) -> str | None:
+        """What is left to append of the finished answer's `text`: all of it when no sentence
+        was streamed (a declined or withheld answer), nothing when every one was; None when the
+        pieces shown are not how `text` begins."""
+        if not text.startswith(self.shown):
+            return None
+        return text[len(self.shown) :]
 
 
 def render_markdown(sentences: Sequence[AnswerSentence]) -> str:

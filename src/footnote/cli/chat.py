@@ -43,8 +43,7 @@ def stream_answer(
     if json_output:
         output.print_json(answer.to_dict())
     else:
-        if not answer.sentences or answer.withheld:
-            output.console.print(answer.text, end="")
+        printer.finish(answer)
         output.console.print()
         output.print_sources(answer)
         output.print_related(answer)

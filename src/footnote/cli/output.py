@@ -31,7 +31,8 @@ def print_error(message: str) -> None:
 
 
 class SentencePrinter:
-    """Prints checked sentences as they arrive; unsupported ones are shown in yellow."""
+    """Prints checked sentences as they arrive, then what they left out of the finished answer;
+    unsupported sentences are shown in yellow."""
 
     def __init__(self) -> None:
         self._renderer = MarkdownRenderer()
@@ -41,6 +42,13 @@ class SentencePrinter:
         if sentence.flagged:
             piece = f"[yellow]{piece}[/][dim] (unsupported)[/]"
         console.print(piece, end="", soft_wrap=True)
+
+    def finish(self, answer: Answer) -> None:
+        """The rest of the answer's text: all of it when no sentence was printed (a declined or
+        withheld answer)."""
+        rest = self._renderer.rest(answer.text)
+        if rest:
+            console.print(rest, end="")
 
 
 def print_sources(answer: Answer) -> None:

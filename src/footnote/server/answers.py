@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import logging
 import threading
 import time
 from collections.abc import AsyncGenerator, Generator
@@ -20,9 +19,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
-from footnote.answer.citations import AnswerSentence
 from footnote.answer.history import Standalone
-from footnote.answer.render import render_markdown
 from footnote.answer.result import Answer, AnswerEvent, DoneEvent, TokenEvent
 from footnote.answer.usage import TokenUsage
 from footnote.models.base import GenerationParams, Message
@@ -31,8 +28,6 @@ from footnote.server.errors import ApiError
 from footnote.server.request_class import RequestClass
 from footnote.server.sources import FilteredRetriever, SourceFilter
 from footnote.server.state import ServerState
-
-log = logging.getLogger("footnote.server")
 
 
 @dataclass(frozen=True)
@@ -141,32 +136,6 @@ class AnswerRun:
                 yield item
         finally:
             self.cancel()
-
-
-class TextDeltas:
-    """Turns checked sentences into the pieces of `Answer.text`, as they complete.
-
-    `render_markdown(sentences[:k])` is a prefix of `render_markdown(sentences[:k+1])`, so
-    each new sentence adds a suffix: the streamed pieces join to exactly the final text.
-    """
-
-    def __init__(self) -> None:
-        self.sentences: list[AnswerSentence] = []
-        self.sent = ""
-
-    def add(self, sentence: AnswerSentence) -> str:
-        self.sentences.append(sentence)
-        return self._advance(render_markdown(self.sentences))
-
-    def finish(self, answer: Answer) -> str:
-        return self._advance(answer.text)
-
-    def _advance(self, text: str) -> str:
-        if not text.startswith(self.sent):
-            log.warning("streamed text diverged from the rendered answer; the rest is skipped")
-            return ""
-        delta, self.sent = text[len(self.sent) :], text
-        return delta
 
 
 async def start_answer(state: ServerState, request: AnswerRequest) -> AnswerRun:

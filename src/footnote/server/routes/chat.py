@@ -21,12 +21,13 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 from starlette.responses import Response
 
+from footnote.answer.render import MarkdownRenderer
 from footnote.answer.result import Answer, AnswerEvent, DoneEvent, SentenceEvent, SourcesEvent, StepUsage
 from footnote.core.collections import EVERYTHING, Access
 from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError
 from footnote.models.base import GenerationParams, Message
-from footnote.server.answers import AnswerRequest, AnswerRun, TextDeltas, collect
+from footnote.server.answers import AnswerRequest, AnswerRun, collect
 from footnote.server.cached_answers import start_cached_answer
 from footnote.server.errors import ApiError, status_of
 from footnote.server.request_class import ClassHeader, RequestClass
@@ -250,15 +251,15 @@ async def _sse(
     first = reply.chunk(model, Delta(role="assistant", content=""))
     first.citations, first.search_results = sources.citations, sources.search_results
     yield _data(first)
-    deltas = TextDeltas()
+    renderer = MarkdownRenderer()
     try:
         async for event in events:
             if isinstance(event, SentenceEvent):
-                text = deltas.add(event.sentence)
+                text = renderer.add(event.sentence)
                 if text:
                     yield _data(reply.chunk(model, Delta(content=text)))
             elif isinstance(event, DoneEvent):
-                for chunk in _closing_chunks(reply, model, event.answer, deltas, sources):
+                for chunk in _closing_chunks(reply, model, event.answer, renderer, sources):
                     yield _data(chunk)
     except (ApiError, FootnoteError) as exc:
         status = exc.status if isinstance(exc, ApiError) else status_of(exc)
@@ -272,11 +273,13 @@ async def _sse(
 
 
 def _closing_chunks(
-    reply: ChatReply, model: str, answer: Answer, deltas: TextDeltas, sources: DescribedSources
+    reply: ChatReply, model: str, answer: Answer, renderer: MarkdownRenderer, sources: DescribedSources
 ) -> list[ChatCompletionChunk]:
     chunks = []
-    rest = deltas.finish(answer)
-    if rest:
+    rest = renderer.rest(answer.text)
+    if rest is None:
+        log.warning("streamed text diverged from the rendered answer; the rest is skipped")
+    elif rest:
         chunks.append(reply.chunk(model, Delta(content=rest)))
     chunks.append(reply.closing(model, answer, sources))
     if reply.include_usage:
