@@ -39,3 +39,20 @@ def test_the_terminal_and_the_http_stream_show_the_same_text(
     assert content
     assert printed == streamed + "\n"
     assert streamed == content == returned
+
+
+def test_the_terminal_shows_no_quote_of_an_answer_it_withheld(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    overrides, reply, judge = GATES["abstention"]
+    _, application = build(tmp_path, [reply] * 2, judge=judge, **overrides)
+    terminal = io.StringIO()
+    monkeypatch.setattr(output, "console", Console(file=terminal, width=1000, highlight=False))
+
+    stream_answer(application, QUESTION, [])
+    answer = application.ask(QUESTION)
+
+    assert answer.withheld and answer.citations  # checked, then held back
+    printed = terminal.getvalue()
+    assert "\nSources\n" in printed
+    assert not any(c.quote in printed for c in answer.citations)

@@ -52,8 +52,10 @@ class SentencePrinter:
 
 
 def print_sources(answer: Answer) -> None:
-    """The numbered sources, with the quote each footnote points at."""
-    cited = {c.number: c for c in answer.citations}
+    """The numbered sources, with the quote each footnote points at (none for a withheld answer,
+    whose sentences are not shown: what is printed is what footnote decided)."""
+    detail = answer.detail()
+    cited = {c.number: c for c in detail.citations}
     if not answer.sources:
         return
     console.print("\n[bold]Sources[/]")
@@ -68,7 +70,7 @@ def print_sources(answer: Answer) -> None:
                 f"[dim]chars {citation.start}-{citation.end}[/]",
                 soft_wrap=True,
             )
-    flagged = sum(1 for s in answer.sentences if s.flagged)
+    flagged = sum(1 for s in detail.sentences if s.flagged)
     if flagged:
         console.print(f"[yellow]{flagged} sentence(s) have no supporting passage in the sources.[/]")
 
