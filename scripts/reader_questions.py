@@ -42,7 +42,13 @@ from footnote.config import Settings
 from footnote.core.filters import SearchFilter
 from footnote.core.sentences import split_sentences
 from footnote.models.base import GenerationParams, Message
-from footnote.training.reader_data import ReaderExample, open_examples, retrieved_candidates, write_example
+from footnote.training.reader_data import (
+    ReaderExample,
+    kept_candidates,
+    open_examples,
+    retrieved_candidates,
+    write_example,
+)
 
 MAN_ROOT = Path("/usr/share/man")
 SECTIONS = ("man1", "man5", "man8")
@@ -236,8 +242,7 @@ def candidates_for(app, question: str, target: str, page: str, negative: str) ->
     scores = evidence.score_sentences(question, spans, None, texts)
     # Kept first: the answering sentences, and the one a trick question seems answered by.
     kept = [labels[i] or (negative == "trick" and _same(texts[i], target)) for i in range(len(spans))]
-    order = sorted(range(len(spans)), key=lambda i: (-kept[i], -scores[i]))[:MAX_CANDIDATES]
-    order.sort()
+    order = kept_candidates(kept, scores, MAX_CANDIDATES)
     return ReaderExample(
         question,
         tuple(inputs[i] for i in order),

@@ -22,7 +22,13 @@ from footnote.answer import evidence
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.evaluation.docqa import CORPUS_FOLDER, contains_answer, load_doc_questions, spread_by_source
-from footnote.training.reader_data import ReaderExample, open_examples, retrieved_candidates, write_example
+from footnote.training.reader_data import (
+    ReaderExample,
+    kept_candidates,
+    open_examples,
+    retrieved_candidates,
+    write_example,
+)
 
 
 def set_example(
@@ -36,8 +42,7 @@ def set_example(
     spans, texts, inputs = retrieved_candidates(hits, question)
     labels = [int(bool(answers) and contains_answer(t, answers)) for t in texts]
     scores = evidence.score_sentences(question, spans, None, texts)
-    order = sorted(range(len(spans)), key=lambda i: (-labels[i], -scores[i]))[:most]
-    order.sort()
+    order = kept_candidates([bool(x) for x in labels], scores, most)
     group = source or Path(hits[0].path).name
     return ReaderExample(question, tuple(inputs[i] for i in order), tuple(labels[i] for i in order), group)
 

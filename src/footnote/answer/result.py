@@ -53,11 +53,20 @@ class Answer:
     def abstained(self) -> bool:
         return self.withheld or not self.citations
 
+    @property
+    def shown_sentences(self) -> list[AnswerSentence]:
+        """The sentences a client shows: none of a withheld answer, so that what a client renders
+        is what footnote decided (the withheld ones stay in `sentences`, for inspection)."""
+        return [] if self.withheld else self.sentences
+
+    @property
+    def shown_citations(self) -> list[Citation]:
+        """The citations of the shown sentences."""
+        return [citation for sentence in self.shown_sentences for citation in sentence.citations]
+
     def detail(self) -> AnswerDetail:
         """The answer as clients receive it: the HTTP API's `footnote` field and `--json` output."""
-        # A withheld answer shows no sentence and no citation: what a client renders is what
-        # footnote decided. The withheld sentences are kept apart, for inspection.
-        shown = [] if self.withheld else self.sentences
+        shown = self.shown_sentences
         return AnswerDetail(
             question=self.question,
             answer=self.text,
@@ -75,7 +84,7 @@ class Answer:
             truncated=self.truncated,
             unknown_words=list(self.unknown_words),
             sentences=[CheckedSentence.of(s) for s in shown],
-            citations=[SpanCitation.of(c) for s in shown for c in s.citations],
+            citations=[SpanCitation.of(c) for c in self.shown_citations],
             withheld_sentences=[CheckedSentence.of(s) for s in self.sentences] if self.withheld else [],
             sources=[AnswerSource.of(number, hit) for number, hit in enumerate(self.sources, start=1)],
             related_questions=list(self.related_questions),

@@ -54,8 +54,7 @@ class SentencePrinter:
 def print_sources(answer: Answer) -> None:
     """The numbered sources, with the quote each footnote points at (none for a withheld answer,
     whose sentences are not shown: what is printed is what footnote decided)."""
-    detail = answer.detail()
-    cited = {c.number: c for c in detail.citations}
+    cited = {c.number: c for c in answer.shown_citations}
     if not answer.sources:
         return
     console.print("\n[bold]Sources[/]")
@@ -70,7 +69,7 @@ def print_sources(answer: Answer) -> None:
                 f"[dim]chars {citation.start}-{citation.end}[/]",
                 soft_wrap=True,
             )
-    flagged = sum(1 for s in detail.sentences if s.flagged)
+    flagged = sum(1 for s in answer.shown_sentences if s.flagged)
     if flagged:
         console.print(f"[yellow]{flagged} sentence(s) have no supporting passage in the sources.[/]")
 

@@ -124,9 +124,8 @@ def search_limit(limit: int) -> int:
 
 def checked_answer(answer: Answer) -> CheckedAnswer:
     """The answer as the `ask` tool returns it; a withheld answer shows no citation, as in the API."""
-    citations = [] if answer.withheld else answer.citations
     quotes = []
-    for citation in citations:
+    for citation in answer.shown_citations:
         source = answer.sources[citation.number - 1]
         quotes.append(
             CitedQuote(

@@ -131,6 +131,12 @@ def retrieved_candidates(
     return spans, texts, reader_candidates(hits, spans, texts)
 
 
+def kept_candidates(first: Sequence[bool], scores: Sequence[float], most: int) -> list[int]:
+    """The indices of at most `most` candidates, in their order: those marked `first`, then the
+    best `scores`."""
+    return sorted(sorted(range(len(scores)), key=lambda i: (-first[i], -scores[i]))[:most])
+
+
 def split_by_group(examples: Sequence[ReaderExample], held_out: Iterable[str]) -> tuple[list, list]:
     """(training, held-out) examples: whole documents go to one side or the other."""
     held = set(held_out)
