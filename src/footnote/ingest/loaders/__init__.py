@@ -4,13 +4,18 @@
 handles and the format of the documents it makes; the registry below maps
 lower-cased suffixes to loader instances, and registering a loader registers its
 formats in `footnote.core.formats`, the one list of formats shown to users
-(`document_formats()`, imported from here, holds every built-in loader's).
+(`document_formats()`, imported from here, holds every built-in loader's). The built-in
+loaders are found, not listed: every `Loader` subclass defined in a module of this package
+is registered when the package is imported, so a new format is one new module here.
 `LoadOptions` carries what the settings say about reading files (OCR of scanned PDF
 pages); a loader that reads them is handed a copy set up for them by `with_options`.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +41,9 @@ class Loader(ABC):
 
     suffixes: ClassVar[tuple[str, ...]] = ()
     format: ClassVar[str] = ""
+    # Where its suffixes and formats come in the lists users see (the refusal of an unsupported
+    # file, `footnote search --format`): the most common formats first, a new one last.
+    listed_order: ClassVar[int] = 1000
 
     @abstractmethod
     def load(self, path: Path) -> Document:
@@ -92,30 +100,30 @@ def load_document(path: Path, options: LoadOptions = LoadOptions()) -> Document:
     return loader_for(path).with_options(options).load(path)
 
 
-# The format modules subclass `Loader`, so they can only be imported once it exists.
-from footnote.ingest.loaders.compressed import GzipLoader  # noqa: E402
-from footnote.ingest.loaders.docx import DocxLoader  # noqa: E402
-from footnote.ingest.loaders.html import HtmlLoader  # noqa: E402
-from footnote.ingest.loaders.markdown import MarkdownLoader  # noqa: E402
-from footnote.ingest.loaders.pdf import PdfLoader  # noqa: E402
-from footnote.ingest.loaders.text import TextLoader  # noqa: E402
+def built_in_loaders() -> list[type[Loader]]:
+    """Every concrete `Loader` subclass defined in a module of this package, in `listed_order`
+    (then by module name): the loaders footnote ships."""
+    found: list[type[Loader]] = []
+    for module_info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for _, member in inspect.getmembers(module, inspect.isclass):
+            defined_here = member.__module__ == module.__name__
+            if defined_here and issubclass(member, Loader) and not inspect.isabstract(member):
+                found.append(member)
+    return sorted(found, key=lambda loader: (loader.listed_order, loader.__module__))
 
-for _loader in (MarkdownLoader(), TextLoader(), HtmlLoader(), PdfLoader(), DocxLoader(), GzipLoader()):
-    register_loader(_loader)
+
+for _loader in built_in_loaders():
+    register_loader(_loader())
 
 SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(_LOADERS)
 
 __all__ = [
     "SUPPORTED_SUFFIXES",
-    "DocxLoader",
-    "GzipLoader",
-    "HtmlLoader",
     "LoadOptions",
     "Loader",
-    "MarkdownLoader",
     "OcrMode",
-    "PdfLoader",
-    "TextLoader",
+    "built_in_loaders",
     "document_formats",
     "load_document",
     "loader_for",

@@ -50,6 +50,7 @@ class GzipLoader(Loader):
 
     suffixes = (".gz",)
     format = "gzip"
+    listed_order = 60
     inner: ClassVar[dict[str, TextLoader | MarkdownLoader]] = {
         **{suffix: MarkdownLoader() for suffix in MarkdownLoader.suffixes},
         **{suffix: TextLoader() for suffix in TextLoader.suffixes},

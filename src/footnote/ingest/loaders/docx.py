@@ -108,6 +108,7 @@ class DocxLoader(Loader):
 
     suffixes = (".docx",)
     format = "docx"
+    listed_order = 50
 
     def load(self, path: Path) -> Document:
         data = read_bytes(path)

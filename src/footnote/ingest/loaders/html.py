@@ -241,6 +241,7 @@ class HtmlLoader(Loader):
 
     suffixes = (".html", ".htm")
     format = "html"
+    listed_order = 30
 
     def load(self, path: Path) -> Document:
         data = read_bytes(path)

@@ -189,6 +189,7 @@ class MarkdownLoader(Loader):
 
     suffixes = (".md", ".markdown")
     format = "markdown"
+    listed_order = 10
 
     def load(self, path: Path) -> Document:
         return self.load_bytes(path, read_bytes(path))

@@ -320,6 +320,7 @@ class PdfLoader(Loader):
 
     suffixes = (".pdf",)
     format = "pdf"
+    listed_order = 40
 
     def __init__(self, ocr: OcrMode = "auto") -> None:
         self.ocr = ocr

@@ -139,6 +139,7 @@ class TextLoader(Loader):
 
     suffixes = (".txt", ".text")
     format = "text"
+    listed_order = 20
 
     def load(self, path: Path) -> Document:
         return self.load_bytes(path, read_bytes(path))
