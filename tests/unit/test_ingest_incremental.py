@@ -14,6 +14,9 @@ import pytest
 
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.core.document import Block, Document
+from footnote.ingest.pipeline import Ingestor
+from footnote.ingest.report import Progress
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.store.catalog import open_catalog
@@ -127,3 +130,27 @@ def test_discover_applies_globs_and_says_why_files_are_left_out(tmp_path: Path) 
         ("missing.md", "failed"),
     }
     assert all(o.error for o in left_out)
+
+
+def test_progress_reports_each_file_and_each_window_of_embedded_chunks(tmp_path: Path) -> None:
+    app = create_app(Settings(home=tmp_path / "home"), embedder=HashingEmbedder())
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for name in ("a.md", "b.md", "c.md"):
+        (folder / name).write_text(f"# {name}\n\nSome words about {name}.\n", encoding="utf-8")
+    seen: list[Progress] = []
+    ingestor = Ingestor(app.catalog, app.vectors, app.embedder, window_chunks=2)
+    report = ingestor.ingest([folder], progress=seen.append)
+    assert report.count("new") == 3 and report.chunks_embedded == 3
+    steps = [(p.stage, p.done, p.total) for p in seen]
+    assert steps == [("file", 1, 3), ("embed", 2, 2), ("file", 2, 3), ("file", 3, 3), ("embed", 3, 3)]
+    assert [Path(p.outcome.path).name for p in seen if p.outcome is not None] == ["a.md", "b.md", "c.md"]
+
+    # Documents built in memory go through the same loop; their progress is that of embedding.
+    seen.clear()
+    documents = [
+        Document(f"/memory/{n}", "text", n, f"Words of {n}.", [Block(f"Words of {n}.", 0, 13)]) for n in "xyz"
+    ]
+    report = ingestor.ingest_documents(documents, progress=seen.append)
+    assert report.count("new") == 3 and report.chunks_embedded == 3
+    assert [(p.stage, p.done, p.total) for p in seen] == [("embed", 2, 2)]

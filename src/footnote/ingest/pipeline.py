@@ -144,9 +144,28 @@ class Ingestor:
         report.chunks_embedded += self.embed_pending(progress)
         files, left_out = discover(paths, self.include, self.exclude)
         report.files.extend(left_out)
+        self._store_all(self._parse_ahead(files), report, progress, len(files))
+        if prune:
+            report.files.extend(self.prune(paths, files))
+        # Replaced chunks' vectors go only now: their documents' new versions are committed.
+        self.reconcile()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _store_all(
+        self,
+        items: Iterable[FileOutcome | _Parsed],
+        report: IngestReport,
+        progress: ProgressCallback | None,
+        files: int | None = None,
+    ) -> None:
+        """The ingest loop: gather parsed items into windows, each embedded and stored once it
+        holds `window_chunks` chunks, and what was skipped or failed into `report`. `files`: how
+        many files the items are, each reported to `progress` as it is taken; None for documents
+        built in memory, whose progress is that of embedding alone."""
         window = _Window()
         parsed_chunks = report.chunks_embedded
-        for parsed, item in enumerate(self._parse_ahead(files), start=1):
+        for taken, item in enumerate(items, start=1):
             if isinstance(item, FileOutcome):
                 report.files.append(item)
             else:
@@ -156,21 +175,12 @@ class Ingestor:
                     report.chunks_embedded += self._store(window.take(), report)
                     if progress:
                         progress(Progress("embed", report.chunks_embedded, parsed_chunks))
-            if progress:
-                progress(
-                    Progress(
-                        "file", parsed, len(files), item if isinstance(item, FileOutcome) else item.outcome
-                    )
-                )
+            if progress and files is not None:
+                outcome = item if isinstance(item, FileOutcome) else item.outcome
+                progress(Progress("file", taken, files, outcome))
         report.chunks_embedded += self._store(window.take(), report)
-        if progress and parsed_chunks:
+        if progress and files is not None and parsed_chunks:
             progress(Progress("embed", report.chunks_embedded, parsed_chunks))
-        if prune:
-            report.files.extend(self.prune(paths, files))
-        # Replaced chunks' vectors go only now: their documents' new versions are committed.
-        self.reconcile()
-        report.seconds = time.perf_counter() - started
-        return report
 
     def ingest_file(self, path: Path) -> FileOutcome:
         """Ingest one file now: parse, embed, and store it with its vectors."""
@@ -363,18 +373,7 @@ class Ingestor:
         self.reconcile()
         report.chunks_embedded += self.embed_pending(progress)
         stamp = time.time() if mtime is None else mtime
-        window = _Window()
-        for document in documents:
-            item = self._document_item(document, stamp)
-            if isinstance(item, FileOutcome):
-                report.files.append(item)
-                continue
-            window.add(item)
-            if window.chunks >= self.window_chunks:
-                report.chunks_embedded += self._store(window.take(), report)
-                if progress:
-                    progress(Progress("embed", report.chunks_embedded, report.chunks_embedded))
-        report.chunks_embedded += self._store(window.take(), report)
+        self._store_all((self._document_item(document, stamp) for document in documents), report, progress)
         self.reconcile()
         report.seconds = time.perf_counter() - started
         return report
