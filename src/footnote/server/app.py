@@ -28,8 +28,7 @@ from footnote.server.guards import OPEN_PATHS, ApiKeyMiddleware, BodyLimitMiddle
 from footnote.server.mcp import http_route, mcp_server, serving_http
 from footnote.server.metrics import Metrics, MetricsMiddleware
 from footnote.server.request_class import objectives
-from footnote.server.routes import chat, collections, completions, documents, health, models, search, web
-from footnote.server.routes import settings as settings_route
+from footnote.server.routes import route_modules
 from footnote.server.schemas.chat import ChatCompletionChunk
 from footnote.server.scoring import ScoringHost
 from footnote.server.state import ModelHost, ServerState
@@ -82,11 +81,9 @@ def create_server(settings: Settings | None = None, application: Application | N
         redoc_url=None,
     )
     server.state.footnote = state
-    for module in (chat, search, models, documents, collections, completions):
-        server.include_router(module.router, responses=ERROR_RESPONSES)
-    server.include_router(health.router)
-    server.include_router(settings_route.router, responses=ERROR_RESPONSES)
-    server.include_router(web.router)
+    for module in route_modules():
+        shared_errors = getattr(module, "SHARED_ERRORS", True)
+        server.include_router(module.router, responses=ERROR_RESPONSES if shared_errors else None)
     server.router.routes.append(http_route(mcp))
     install_error_handlers(server)
     server.add_exception_handler(OverloadedError, _on_overloaded)

@@ -1,1 +1,19 @@
-"""The HTTP routes, one module per concern. Each parses, calls the core, and translates errors."""
+"""The HTTP routes, one module per concern. Each parses, calls the core, and translates errors.
+
+Every module here that has a `router` is served: `route_modules()` finds them, so a new
+route is a new module and nothing else to list. Their routes carry the shared error
+responses (`footnote.server.errors.ERROR_RESPONSES`) unless the module sets
+`SHARED_ERRORS = False`, as the health probes do.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+
+
+def route_modules() -> list[ModuleType]:
+    """Every module of this package with a `router`, by name."""
+    modules = [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)]
+    return [module for module in modules if hasattr(module, "router")]

@@ -12,6 +12,8 @@ from footnote.server.schemas.health import Health, Readiness, StoreStatus
 from footnote.server.state import ServerState, State
 
 router = APIRouter(tags=["health"])
+# Probes and metrics answer no API request: they show none of the shared error responses.
+SHARED_ERRORS = False
 
 
 @router.get("/healthz", response_model=Health)
