@@ -17,6 +17,8 @@ from footnote.core.language import reads
 from footnote.errors import ModelError, NotFoundError
 from footnote.models.base import Embedder, Generator
 from footnote.models.cpu import choose_embedding, cpu_flags
+from footnote.models.engines import open_answer_model
+from footnote.models.gguf import answer_model_spec
 from footnote.models.registry import model_languages, registered_engine, resolve_embedder
 from footnote.models.sentence_reader import SentenceReader, open_sentence_reader
 from footnote.perplexity import scorer_opener
@@ -193,34 +195,18 @@ class Models:
         return self._language_generator
 
     def _open_language_generator(self, name: str) -> Generator | None:
-        from footnote.models.gguf import local_gguf
-        from footnote.models.llama import LlamaCppGenerator
-
         try:
-            path = local_gguf(name, self.settings)
+            generator = open_answer_model(name, self.settings)
         except NotFoundError as exc:
             self._language_generator_missing = str(exc)
             log.info("no language model: %s", exc)
             return None
-        generator = LlamaCppGenerator(
-            path,
-            display_name=name,
-            context_length=self.settings.context_tokens,
-            threads=self.settings.threads,
-        )
         log.info("loaded the language model %s", name)
         return generator
 
     def _embedded_generator(self) -> Generator:
-        from footnote.models.gguf import answer_model_file
-        from footnote.models.llama import LlamaCppGenerator
-
-        generator = LlamaCppGenerator(
-            answer_model_file(self.settings),
-            display_name=self.settings.llm,
-            context_length=self.settings.context_tokens,
-            threads=self.settings.threads,
-        )
+        """The answer model `llm` names, run in this process by its engine (`footnote.models.engines`)."""
+        generator = open_answer_model(answer_model_spec(self.settings), self.settings, self.settings.llm)
         log.info("loaded the answer model %s", generator.name)
         return generator
 

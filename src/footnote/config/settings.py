@@ -45,7 +45,11 @@ class Settings(BaseSettings):
     model_dir: Path | None = Field(
         None, description="where exported and requantized models are kept; empty: FOOTNOTE_HOME/models"
     )
-    llm: str = Field("smollm2-135m", description="registered LLM name or a path to a GGUF file")
+    llm: str = Field(
+        "smollm2-135m",
+        description="registered LLM name or a path to a GGUF file, run by llama.cpp; engine:model for "
+        "another engine registered in footnote.models.engines",
+    )
     llm_quantization: Literal["", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "f16", "f32"] = Field(
         "q8_0",
         description="format the answer model is requantized to once (cached, hash-checked); '' keeps it",
