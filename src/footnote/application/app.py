@@ -34,6 +34,7 @@ from footnote.models.registry import embedder_languages
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
+from footnote.retrieval.signals import signal_weights
 from footnote.store.catalog import CollectionRecord, DocumentRecord, open_catalog
 from footnote.store.timing import StoreObserver, timed
 from footnote.store.vector_stores import check_vectors, open_language_vectors, open_vectors, vector_kind
@@ -188,6 +189,7 @@ class Application:
             s.rrf_dense_weight,
             unread_weight=s.rrf_unread_weight,
             cross_language_weight=s.rrf_cross_language_weight,
+            signals=signal_weights(s.rrf_signal_weights),
             rerank_candidates=s.rerank_candidates if s.rerank != "none" else 0,
             expansion=s.query_expansion,
         )

@@ -257,6 +257,14 @@ class Settings(BaseSettings):
             return [code.strip().lower() for code in value.split(",") if code.strip()]
         return value
 
+    @field_validator("rrf_signal_weights", mode="after")
+    @classmethod
+    def _signal_weights_in_range(cls, weights: dict[str, float]) -> dict[str, float]:
+        for name, weight in weights.items():
+            if not 0.0 <= weight <= 10.0:
+                raise ValueError(f"the weight of signal '{name}' is {weight}; use a number from 0 to 10")
+        return weights
+
     @field_validator("api_keys", mode="before")
     @classmethod
     def _split_api_keys(cls, value: Any) -> Any:
@@ -292,6 +300,11 @@ class Settings(BaseSettings):
         le=1.0,
         description="share of its vote the language embedder's dense list keeps on a query in a "
         "language the embedder reads (an English question over Chinese chunks); 0: not searched",
+    )
+    rrf_signal_weights: dict[str, float] = Field(
+        default_factory=dict,
+        description="weight in RRF of each retrieval signal registered in footnote.retrieval.signals, "
+        'as JSON (for example {"title": 0.5}); a signal without one is not computed',
     )
     query_expansion: float = Field(
         0.0,

@@ -214,4 +214,7 @@ def _settings(s: Settings, retriever: HybridRetriever, base: RetrievalParams) ->
         "rerank_model": s.rerank_model,
         "rerank_candidates": s.rerank_candidates if s.rerank != "none" else 0,
         "query_expansion": s.query_expansion,
+        **(
+            {"rrf_signal_weights": dict(sorted(s.rrf_signal_weights.items()))} if s.rrf_signal_weights else {}
+        ),
     }

@@ -1,4 +1,5 @@
-"""Hybrid retrieval: FTS5 keyword search and dense search, fused by RRF."""
+"""Hybrid retrieval: FTS5 keyword search and dense search, fused by RRF with any weighted signals
+(`footnote.retrieval.signals`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from footnote.retrieval.fusion import reciprocal_rank_fusion
 from footnote.retrieval.keyword import fts_query, keyword_phrases
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker
+from footnote.retrieval.signals import SignalQuery, signal
 from footnote.store.catalog import Catalog
 from footnote.store.vectors import VectorIndex
 
@@ -42,6 +44,8 @@ class RetrievalParams:
     # The share of its vote the language embedder's list (chunks the embedder does not read) keeps
     # on a query the embedder reads: an English question over Chinese chunks; 0 leaves it unsearched.
     cross_language_weight: float = 0.0
+    # (name, weight) of each registered signal fused beside the keyword and dense lists.
+    signals: tuple[tuple[str, float], ...] = ()
     filters: SearchFilter | None = None  # applied inside both retrievers
     rerank_candidates: int = 0  # fused hits the reranker rescores; 0 (or no reranker) skips the stage
     # Query expansion by pseudo-relevance feedback: the dense query moves this far towards the
@@ -111,12 +115,16 @@ class HybridRetriever:
                 else []
             )
             other = self._language_list(language_query, params.dense_candidates, filters)
-            fused = self._fuse(keyword, dense, params, language, (other, language_share))
+            asked = SignalQuery(
+                query, language, params.keyword_candidates, filters, self.catalog, query_vector
+            )
+            signals = self._signals(asked, params)
+            fused = self._fuse(keyword, dense, params, language, (other, language_share), signals)
             if query_vector is not None and params.expansion > 0:
                 expanded = self._expanded(query_vector, fused[: params.feedback_hits], params.expansion)
                 if expanded is not None:
                     dense = self._dense(expanded, params.dense_candidates, filters)
-                    fused = self._fuse(keyword, dense, params, language, (other, language_share))
+                    fused = self._fuse(keyword, dense, params, language, (other, language_share), signals)
             hits = self._hits(fused[:depth], keyword, dense, other)
             # The catalog commits a changed file's new chunks while the vector index still holds
             # the old ones; a search that overlapped a commit may mix versions, so it runs again.
@@ -179,15 +187,27 @@ class HybridRetriever:
         params: RetrievalParams,
         language: str,
         other: tuple[list[tuple[int, float]], float] = ([], 0.0),
+        signals: Sequence[tuple[list[int], float]] = (),
     ) -> list[tuple[int, float]]:
-        """RRF of the keyword list, the dense list and `other`: the language embedder's list
-        with its share of the vote (it reads every language; `_language_share`)."""
+        """RRF of the keyword list, the dense list, `other` (the language embedder's list with its
+        share of the vote: it reads every language; `_language_share`) and each signal's list
+        with its weight."""
         rankings = [[i for i, _ in keyword], [i for i, _ in dense], [i for i, _ in other[0]]]
         weights = [params.keyword_weight, params.dense_weight, params.dense_weight * other[1]]
         # Votes weigh the lists against each other: a dense search on its own keeps its order and scores.
         hybrid = params.mode == "hybrid"
         votes = [{}, self._dense_votes(dense, language, params.unread_weight) if hybrid else {}, {}]
+        for ranking, weight in signals:
+            rankings.append(ranking)
+            weights.append(weight)
+            votes.append({})
         return reciprocal_rank_fusion(rankings, k=params.rrf_k, weights=weights, votes=votes)
+
+    def _signals(self, asked: SignalQuery, params: RetrievalParams) -> list[tuple[list[int], float]]:
+        """The list of each signal with a weight, cut to `asked.limit`; a hybrid search's alone."""
+        if params.mode != "hybrid":
+            return []
+        return [(signal(name)(asked)[: asked.limit], weight) for name, weight in params.signals if weight > 0]
 
     def _dense_votes(self, dense: list[tuple[int, float]], language: str, unread: float) -> dict[int, float]:
         """The dense list's vote on each of its chunks: full where the embedder reads the query's
