@@ -2,7 +2,8 @@
 
 The loaders register the formats of the documents they make (`footnote.core.formats`);
 search filters and the `--format` help of `footnote search` read that one list, so a
-format that can be ingested can be searched for. The HTTP API takes no format filter.
+format that can be ingested can be searched for, and the ingest command's docs name them all.
+The HTTP API takes no format filter.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from footnote.core.filters import build_filter
 from footnote.errors import QueryError
 from footnote.ingest import loaders
 from footnote.ingest.loaders import SUPPORTED_SUFFIXES, Loader, loader_for, register_loader
+from tests.conftest import REPO
 from tests.fakes import HashingEmbedder
 from tests.store_modes import lasting_settings
 from tests.unit.test_ingest_formats import write_every_format
@@ -96,3 +98,9 @@ def test_every_ingested_format_is_registered_and_search_format_docx_finds_the_wo
     assert result.exit_code == 0, result.output
     hits = json.loads(result.output)
     assert hits and {Path(hit["path"]).name for hit in hits} == {"bridges.docx"}
+
+
+def test_the_ingest_command_docs_name_every_registered_format() -> None:
+    lines = (REPO / "docs" / "cli.md").read_text(encoding="utf-8").splitlines()
+    row = next(line for line in lines if line.startswith("| `footnote ingest PATH...`")).lower()
+    assert [name for name in formats.document_formats() if name not in row] == []
