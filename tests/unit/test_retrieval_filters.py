@@ -108,3 +108,22 @@ def test_an_inactive_filter_is_no_filter() -> None:
     assert SearchFilter().sql() == ("1", [])
     assert SearchFilter().chroma_where(None) is None
     assert SearchFilter(modified_after=0.0).active
+
+
+def test_a_request_filter_keeps_the_languages_its_retriever_reads(retriever: HybridRetriever) -> None:
+    from footnote.server.sources import FilteredRetriever, SourceFilter
+
+    english = HybridRetriever(
+        retriever.catalog,
+        retriever.vectors,
+        retriever.embedder,
+        dense_languages=frozenset({"en"}),
+        language_dense=(retriever.embedder, retriever.vectors),
+    )
+    filtered = FilteredRetriever(english, SourceFilter.parse(["papers"]))
+    assert filtered.dense_languages == frozenset({"en"})
+    assert filtered.language_dense == english.language_dense
+    question = "When do tides rise?"
+    params = RetrievalParams(limit=5, unread_weight=0.25)
+    wanted = [hit.path for hit in english.search(question, params) if "papers" in hit.path]
+    assert [hit.path for hit in filtered.search(question, params)] == wanted

@@ -151,7 +151,15 @@ class FilteredRetriever(HybridRetriever):
     """The hybrid retriever with a request's `SourceFilter` applied to its hits."""
 
     def __init__(self, base: HybridRetriever, source_filter: SourceFilter) -> None:
-        super().__init__(base.catalog, base.vectors, base.embedder, base.reranker, base.keyword_index)
+        super().__init__(
+            base.catalog,
+            base.vectors,
+            base.embedder,
+            base.reranker,
+            base.keyword_index,
+            base.dense_languages,
+            base.language_dense,
+        )
         self.source_filter = source_filter
 
     def search(self, query: str, params: RetrievalParams | None = None) -> list[SearchHit]:
