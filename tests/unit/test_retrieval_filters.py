@@ -12,6 +12,7 @@ from footnote.core.filters import SearchFilter
 from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval.keyword import fts_query
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
+from footnote.retrieval.source_filter import FilteredRetriever, SourceFilter
 from footnote.store.sqlite import SqliteCatalog
 from footnote.store.vectors import ChromaVectorIndex
 from tests.fakes import HashingEmbedder
@@ -111,8 +112,6 @@ def test_an_inactive_filter_is_no_filter() -> None:
 
 
 def test_a_request_filter_keeps_the_languages_its_retriever_reads(retriever: HybridRetriever) -> None:
-    from footnote.server.sources import FilteredRetriever, SourceFilter
-
     english = HybridRetriever(
         retriever.catalog,
         retriever.vectors,

@@ -13,11 +13,13 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent, AnswerPolicy, SupportModels
 from footnote.answer.judge import SupportJudge
+from footnote.application.answers import AnswerRequest, AnswerService
 from footnote.application.keys import key_access
 from footnote.application.models import Models
 from footnote.config import Settings
@@ -268,11 +270,17 @@ class Application:
         params = replace(self.retrieval_params(limit, mode), filters=filters)
         return self.retriever().search(query, params)
 
+    @cached_property
+    def answers(self) -> AnswerService:
+        """The answer service every edge asks through (one per application: it holds the answer
+        cache and the model's lock)."""
+        return AnswerService(self)
+
     def ask_stream(self, question: str) -> Iterator[AnswerEvent]:
-        return self.answer_engine().stream(question)
+        return self.answers.run(AnswerRequest(question))
 
     def ask(self, question: str) -> Answer:
-        return self.answer_engine().ask(question)
+        return self.answers.ask(AnswerRequest(question))
 
     def documents(self, collections: Sequence[str] | None = None) -> list[DocumentRecord]:
         """Every document, or those of `collections`."""

@@ -29,12 +29,15 @@ def stream_answer(
     With `related` (or the `related_questions` setting) follow-up questions are suggested after it;
     with `collections`, only those collections' documents are searched.
     """
-    from footnote.answer.engine import DoneEvent, SentenceEvent
+    from footnote.answer.result import DoneEvent, SentenceEvent
+    from footnote.application.answers import AnswerRequest
+    from footnote.retrieval.source_filter import SourceFilter
 
     answer = None
     printer = output.SentencePrinter()
-    engine = footnote.answer_engine(related, collections=collections)
-    for event in engine.stream(question, history=list(history)):
+    scope = SourceFilter(collections=tuple(collections) if collections is not None else None)
+    request = AnswerRequest(question, source_filter=scope, related_questions=related, history=tuple(history))
+    for event in footnote.answers.run(request):
         if isinstance(event, SentenceEvent) and not json_output:
             printer.print(event.sentence)
         elif isinstance(event, DoneEvent):

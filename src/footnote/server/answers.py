@@ -1,78 +1,43 @@
 """Running one answer off the event loop and handing its events to the request.
 
-The answer engine is blocking CPU work: it runs in the server's generation thread pool,
-holding the model lock, and passes the engine's own events (`AnswerEvent`) to the event
-loop through a queue. The request consumes them as an async iterator, whether it streams
-them or collects them; what the client is sent is made from them by the route. The
-admission slot is released when the worker thread ends, not when the client goes away, so
-the pool always counts what the model is really doing.
+The application's answer service is blocking work: its steps run in threads, each admitted by
+the pool of what it holds (the model: a generation slot; the embedder: the work pool), and the
+answer's own events (`AnswerEvent`) are passed to the event loop through a queue. The request
+consumes them as an async iterator, whether it streams them or collects them; what the client is
+sent is made from them by the route. The generation slot is released when the worker thread
+ends, not when the client goes away, so the pool always counts what the model is really doing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import threading
 import time
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from footnote.answer.history import Standalone
+import anyio
+
 from footnote.answer.result import Answer, AnswerEvent, DoneEvent, TokenEvent
-from footnote.answer.usage import TokenUsage
-from footnote.models.base import GenerationParams, Message
+from footnote.application.answers import AnswerRequest, Lookup
 from footnote.server.admission import Slot
 from footnote.server.errors import ApiError
 from footnote.server.request_class import RequestClass
-from footnote.server.sources import FilteredRetriever, SourceFilter
 from footnote.server.state import ServerState
-
-
-@dataclass(frozen=True)
-class AnswerRequest:
-    question: str
-    generation: GenerationParams
-    top_k: int
-    source_filter: SourceFilter = field(default_factory=SourceFilter)
-    related_questions: bool = False
-    # A conversation: the earlier user and assistant turns, and the client's own system message.
-    history: tuple[Message, ...] = ()
-    instruction: str = ""
-    # The question condensed from the conversation, when that was done before the run
-    # (the answer cache keys on it), with the tokens condensing took.
-    standalone: Standalone | None = None
-    condense_usage: TokenUsage | None = None
-    # Decides the latency objective the request is admitted against and its place in the queue.
-    request_class: RequestClass = "api"
-
-
-def _run_answer(state: ServerState, request: AnswerRequest) -> Generator[AnswerEvent, None, None]:
-    """The engine's events for the request (blocking; worker thread)."""
-    app = state.models.generation()
-    retriever = FilteredRetriever(app.retriever(), request.source_filter)
-    engine = app.answer_engine(
-        request.related_questions, retriever=retriever, top_k=request.top_k, generation=request.generation
-    )
-    usage = copy.deepcopy(request.condense_usage) if request.condense_usage else TokenUsage()
-    yield from engine.stream(
-        request.question,
-        history=list(request.history),
-        instruction=request.instruction,
-        standalone=request.standalone,
-        usage=usage,
-    )
 
 
 class AnswerRun:
     """One answer being generated in a worker thread; iterate `events()` on the event loop."""
 
-    def __init__(self, state: ServerState, request: AnswerRequest, slot: Slot) -> None:
+    def __init__(
+        self, state: ServerState, slot: Slot, answer: Callable[[], Generator[AnswerEvent, None, None]]
+    ) -> None:
         self.state = state
-        self.request = request
         self.slot = slot
         self.started = time.perf_counter()
+        self._answer = answer
         self._cancelled = threading.Event()
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._loop = asyncio.get_running_loop()
@@ -89,15 +54,15 @@ class AnswerRun:
 
     def _work(self) -> None:
         try:
-            with self.state.models.generation_lock:
-                events = _run_answer(self.state, self.request)
-                try:
-                    for event in events:
-                        if self._cancelled.is_set():
-                            break
-                        self._put("event", event)
-                finally:
-                    events.close()  # stops the model mid-answer when the client has gone
+            self.state.models.generation()
+            events = self._answer()
+            try:
+                for event in events:
+                    if self._cancelled.is_set():
+                        break
+                    self._put("event", event)
+            finally:
+                events.close()  # stops the model mid-answer when the client has gone
             self._put("end", None)
         except BaseException as exc:
             self._put("error", exc)
@@ -111,7 +76,7 @@ class AnswerRun:
             self.slot.release()
 
     async def events(self) -> AsyncGenerator[AnswerEvent, None]:
-        """The run's events until `DoneEvent`; raises what the engine raised, or 504 on timeout."""
+        """The run's events until `DoneEvent`; raises what the answer raised, or 504 on timeout."""
         deadline = self.started + self.state.settings.request_timeout
         metrics = self.state.metrics
         first_token = True
@@ -138,15 +103,69 @@ class AnswerRun:
             self.cancel()
 
 
-async def start_answer(state: ServerState, request: AnswerRequest) -> AnswerRun:
+class StoredRun(AnswerRun):
+    """An answer found in the cache, told as a run's events: no worker, no slot."""
+
+    def __init__(self, events: Sequence[AnswerEvent]) -> None:
+        self._stored = events
+
+    def cancel(self) -> None:
+        pass
+
+    async def events(self) -> AsyncGenerator[AnswerEvent, None]:
+        for event in self._stored:
+            yield event
+
+
+async def start_answer(
+    state: ServerState, request: AnswerRequest, request_class: RequestClass = "api"
+) -> AnswerRun:
     """Admit the request (429 when the generation pool is full or the wait would miss the
-    request's objective) and start its run."""
-    slot = await state.generation.acquire(request.request_class)
+    request's objective) and start its run; an answer found in the cache takes no slot."""
+    service = state.application.answers
+    if service.cache is None:
+        return await _generating(state, request, None, request_class)
+    # Refused before the question is embedded: a request turned away costs nothing.
+    state.generation.check(request_class)
+    slot = await state.generation.acquire(request_class) if service.condenses_first(request) else None
     try:
-        return AnswerRun(state, request, slot)
+        if slot is not None:
+            request = await anyio.to_thread.run_sync(_condensed, state, request)
+        lookup = await state.run_work(_looked_up, state, request)
+    except BaseException:
+        if slot is not None:
+            slot.release()
+        raise
+    if lookup is not None and lookup.found is not None:
+        if slot is not None:
+            slot.release()
+        return StoredRun(list(service.answer(request, lookup)))
+    return await _generating(state, request, lookup, request_class, slot)
+
+
+async def _generating(
+    state: ServerState,
+    request: AnswerRequest,
+    lookup: Lookup | None,
+    request_class: RequestClass,
+    slot: Slot | None = None,
+) -> AnswerRun:
+    slot = slot or await state.generation.acquire(request_class)
+    try:
+        return AnswerRun(state, slot, partial(state.application.answers.answer, request, lookup))
     except BaseException:
         slot.release()
         raise
+
+
+def _condensed(state: ServerState, request: AnswerRequest) -> AnswerRequest:
+    state.models.generation()
+    return state.application.answers.condensed(request)
+
+
+def _looked_up(state: ServerState, request: AnswerRequest) -> Lookup | None:
+    state.models.retrieval()
+    return state.application.answers.look_up(request)
 
 
 async def collect(run: AnswerRun) -> Answer:

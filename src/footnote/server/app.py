@@ -52,6 +52,8 @@ def build_state(settings: Settings, application: Application) -> ServerState:
     for pool in (state.generation, state.work):
         state.metrics.watch_pool(pool)
     state.metrics.watch_deadlines(state.generation)
+    # Built here, before any request: every thread then shares one answer cache and model lock.
+    application.answers  # noqa: B018
     application.observe_stores(state.metrics.observe_store)
     state.metrics.watch_index(lambda: len(application.documents()), application.chunk_count)
     return state

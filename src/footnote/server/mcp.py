@@ -27,19 +27,18 @@ from starlette.types import Receive, Scope, Send
 
 from footnote import __version__
 from footnote.answer.engine import Answer
+from footnote.application.sources import source_uri
 from footnote.config import Settings
 from footnote.core.collections import EVERYTHING, Access
 from footnote.core.filters import SearchFilter
 from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError
-from footnote.server.answers import collect
-from footnote.server.cached_answers import start_cached_answer
+from footnote.server.answers import collect, start_answer
 from footnote.server.errors import ApiError
 from footnote.server.guards import is_loopback
 from footnote.server.routes.chat import answer_request
 from footnote.server.schemas import Text
 from footnote.server.schemas.chat import ChatCompletionRequest, ChatMessage
-from footnote.server.sources import source_uri
 from footnote.server.state import ACCESS_KEY, ServerState
 
 MCP_PATH = "/mcp"
@@ -204,7 +203,7 @@ class FootnoteTools:
         with translated_errors():
             body = ChatCompletionRequest(messages=messages, collections=collections)
             request = answer_request(body, self.state, access=access)
-            run = await start_cached_answer(self.state, request)
+            run = await start_answer(self.state, request)
             answer = await collect(run)
         return checked_answer(answer)
 

@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -29,20 +29,16 @@ T = TypeVar("T")
 
 
 class ModelHost:
-    """Loads the application's models once, and lets one answer at a time use the LLM.
+    """Loads the application's models once.
 
     `Application` builds its models lazily and is not safe to build from two threads at
     once; every route reaches models through `retrieval()` or `generation()`, which load
-    under a lock. One llama.cpp instance must never run in two threads: an answer holds
-    `generation_lock` for its whole run.
+    under a lock. (That one answer at a time uses an in-process LLM is the answer service's
+    care: `AnswerService.model_lock`.)
     """
 
     def __init__(self, application: Application) -> None:
         self.application = application
-        # Routed backends queue requests themselves (the embedded one among them one at a time).
-        self.generation_lock: AbstractContextManager[Any] = (
-            nullcontext() if application.generator_thread_safe else threading.Lock()
-        )
         self._load_lock = threading.Lock()
         self.state: LoadState = "idle"
         self.error: str | None = None
@@ -105,7 +101,6 @@ class ServerState:
     scoring: ScoringHost
     ingest_lock: threading.Lock = field(default_factory=threading.Lock)
     started: float = field(default_factory=time.time)
-    answers: Any = None  # the answer cache, built on first use when `answer_cache_size` > 0
 
     @property
     def application(self) -> Application:

@@ -23,14 +23,16 @@ from starlette.responses import Response
 
 from footnote.answer.render import MarkdownRenderer
 from footnote.answer.result import Answer, AnswerEvent, DoneEvent, SentenceEvent, SourcesEvent, StepUsage
+from footnote.application.answers import AnswerRequest
+from footnote.application.sources import DescribedSources
 from footnote.core.collections import EVERYTHING, Access
 from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError
 from footnote.models.base import GenerationParams, Message
-from footnote.server.answers import AnswerRequest, AnswerRun, collect
-from footnote.server.cached_answers import start_cached_answer
+from footnote.retrieval.source_filter import SourceFilter
+from footnote.server.answers import AnswerRun, collect, start_answer
 from footnote.server.errors import ApiError, status_of
-from footnote.server.request_class import ClassHeader, RequestClass
+from footnote.server.request_class import ClassHeader
 from footnote.server.schemas.chat import (
     AssistantMessage,
     ChatCompletion,
@@ -42,8 +44,8 @@ from footnote.server.schemas.chat import (
     Delta,
     FinishReason,
     Usage,
+    search_results,
 )
-from footnote.server.sources import DescribedSources, SourceFilter, describe_sources
 from footnote.server.state import Caller, ServerState, State
 
 log = logging.getLogger("footnote.server")
@@ -99,7 +101,7 @@ class ChatReply:
             choices=[Choice(index=0, message=message, finish_reason=_finish_reason(answer))],
             usage=_usage(answer),
             citations=sources.citations,
-            search_results=sources.search_results,
+            search_results=search_results(sources.results),
             related_questions=answer.related_questions if self.related_questions else None,
             footnote=answer.detail(),
         )
@@ -111,7 +113,7 @@ class ChatReply:
     def closing(self, model: str, answer: Answer, sources: DescribedSources) -> ChatCompletionChunk:
         """The chunk that finishes the text, with the sources and footnote's detail."""
         last = self.chunk(model, Delta(), _finish_reason(answer))
-        last.citations, last.search_results = sources.citations, sources.search_results
+        last.citations, last.search_results = sources.citations, search_results(sources.results)
         if self.related_questions:
             last.related_questions = answer.related_questions
         last.footnote = answer.detail()
@@ -143,10 +145,7 @@ def conversation(messages: Sequence[ChatMessage]) -> tuple[str, tuple[Message, .
 
 
 def answer_request(
-    body: ChatCompletionRequest,
-    state: ServerState,
-    request_class: RequestClass = "api",
-    access: Access = EVERYTHING,
+    body: ChatCompletionRequest, state: ServerState, access: Access = EVERYTHING
 ) -> AnswerRequest:
     question, history, instruction = conversation(body.messages)
     settings = state.settings
@@ -172,7 +171,6 @@ def answer_request(
         related,
         history=history,
         instruction=instruction,
-        request_class=request_class,
     )
 
 
@@ -182,14 +180,14 @@ async def chat_completions(
 ) -> Response | ChatCompletion:
     """Answer the last user message from the documents, with checked citations; earlier turns
     make a follow-up stand alone for retrieval and are shown to the model."""
-    request = answer_request(body, state, request_class, access)
+    request = answer_request(body, state, access)
     reply = ChatReply(
         id=f"chatcmpl-{uuid.uuid4().hex}",
         created=int(time.time()),
         include_usage=bool(body.stream_options and body.stream_options.include_usage),
         related_questions=request.related_questions,
     )
-    run = await start_cached_answer(state, request)
+    run = await start_answer(state, request, request_class)
     if body.stream:
         return await _streaming_response(run, reply, state)
     answer = await collect(run)
@@ -198,7 +196,7 @@ async def chat_completions(
 
 async def _described(state: ServerState, sources: list[SearchHit]) -> DescribedSources:
     """The answer's sources as the reply shows them; the catalog is read in a worker thread."""
-    return await anyio.to_thread.run_sync(describe_sources, state.application, sources)
+    return await anyio.to_thread.run_sync(state.application.answers.describe, sources)
 
 
 def _finish_reason(answer: Answer) -> FinishReason:
@@ -249,7 +247,7 @@ async def _sse(
 ) -> AsyncIterator[str]:
     # Perplexity sends citations and search_results inside the chunks: here the first and the last.
     first = reply.chunk(model, Delta(role="assistant", content=""))
-    first.citations, first.search_results = sources.citations, sources.search_results
+    first.citations, first.search_results = sources.citations, search_results(sources.results)
     yield _data(first)
     renderer = MarkdownRenderer()
     try:

@@ -7,10 +7,13 @@ from pathlib import Path
 
 from fastapi import APIRouter
 
+from footnote.application.answers import AnswerRequest
+from footnote.application.sources import source_uri
 from footnote.models.base import GenerationParams
-from footnote.server.answers import AnswerRequest, collect, start_answer
+from footnote.retrieval.source_filter import SourceFilter
+from footnote.server.answers import collect, start_answer
 from footnote.server.request_class import ClassHeader, RequestClass
-from footnote.server.schemas.chat import SearchResult
+from footnote.server.schemas.chat import SearchResult, search_results
 from footnote.server.schemas.search import (
     QueryRequest,
     QueryResponse,
@@ -19,7 +22,6 @@ from footnote.server.schemas.search import (
     SearchResponse,
     SimpleQueryRequest,
 )
-from footnote.server.sources import FilteredRetriever, SourceFilter, describe_sources, source_uri
 from footnote.server.state import Caller, ServerState, State
 
 router = APIRouter(tags=["search"])
@@ -29,10 +31,9 @@ CHARS_PER_TOKEN = 4
 def _search_all(
     state: ServerState, queries: list[str], limit: int, source_filter: SourceFilter, snippet_chars: int
 ) -> list[list[SearchResult]]:
-    app = state.models.retrieval()
-    retriever = FilteredRetriever(app.retriever(), source_filter)
-    params = app.retrieval_params(limit)
-    return [describe_sources(app, retriever.search(q, params), snippet_chars).search_results for q in queries]
+    service = state.models.retrieval().answers
+    hits = [service.search(query, limit, source_filter) for query in queries]
+    return [search_results(service.describe(found, snippet_chars).results) for found in hits]
 
 
 @router.post("/v1/search", response_model=SearchResponse)
@@ -61,8 +62,8 @@ async def _answer(
         seed=settings.seed,
         repeat_penalty=settings.repeat_penalty,
     )
-    request = AnswerRequest(question, generation, top_k, source_filter, request_class=request_class)
-    run = await start_answer(state, request)
+    request = AnswerRequest(question, generation, top_k, source_filter)
+    run = await start_answer(state, request, request_class)
     answer = await collect(run)
     sources = [
         QuerySource(

@@ -6,11 +6,13 @@ ignored, so clients written for other servers work unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from footnote.answer.result import AnswerDetail, StepUsage
+from footnote.application.sources import SourceDescription
 from footnote.server.schemas import Text, omitted_when_none
 
 Recency = Literal["hour", "day", "week", "month", "year"]
@@ -101,6 +103,21 @@ class SearchResult(BaseModel):
     last_updated: str | None = None
     snippet: str
     source: Literal["attachment"] = "attachment"
+
+
+def search_results(sources: Sequence[SourceDescription]) -> list[SearchResult]:
+    """Perplexity's `search_results` for described sources: each is a document of the user's."""
+    return [
+        SearchResult(
+            title=source.title,
+            url=source.url,
+            date=source.date,
+            last_updated=source.last_updated,
+            snippet=source.snippet,
+            source="attachment",
+        )
+        for source in sources
+    ]
 
 
 class Usage(BaseModel):

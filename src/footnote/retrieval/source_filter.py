@@ -1,9 +1,10 @@
-"""Sources as the API shows them (URIs, Perplexity `search_results`) and the request filters.
+"""A request's filter on its sources: domains and paths, recency, preferred sources, collections.
 
-`search_domain_filter` and `search_recency_filter` are applied to the retrieved hits,
-before the model sees them, so `[n]` markers still count the sources the client gets.
-Retrieval itself does not know the filters yet: it is asked for a wider list, which is
-then filtered and cut back to the requested size.
+Domain and path entries (`search_domain_filter`, `source_preference`) are applied to the
+retrieved hits, before the model sees them, so `[n]` markers still count the sources the
+client gets. The indexes do not know URL hosts: retrieval is asked for a wider list, which is
+then filtered and cut back to the requested size. Collections and the recency window are
+applied inside both retrievers.
 """
 
 from __future__ import annotations
@@ -12,75 +13,15 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from urllib.parse import urlparse
 
-from footnote.application import Application
 from footnote.core.filters import SearchFilter
 from footnote.core.hits import SearchHit
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.server.schemas.chat import SearchResult
 
 RECENCY_SECONDS = {"hour": 3600, "day": 86400, "week": 7 * 86400, "month": 30 * 86400, "year": 365 * 86400}
 # How many more hits than asked for are fetched when a filter may drop some.
 FILTER_WIDENING = 5
-
-
-def source_uri(path: str, url: str | None) -> str:
-    """The document's own URL when it has one (an HTML canonical link), else its file:// URI."""
-    if url:
-        return url
-    try:
-        return Path(path).as_uri()
-    except ValueError:  # not an absolute path
-        return path
-
-
-def _day(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, tz=UTC).strftime("%Y-%m-%d")
-
-
-def search_result(hit: SearchHit, modified: float | None, snippet_chars: int = 0) -> SearchResult:
-    """One Perplexity `search_results` entry. `date` and `last_updated` are the file's mtime."""
-    day = _day(modified) if modified is not None else None
-    snippet = hit.text.strip()
-    if snippet_chars and len(snippet) > snippet_chars:
-        snippet = snippet[:snippet_chars].rsplit(" ", 1)[0] + "…"
-    return SearchResult(
-        title=hit.title or Path(hit.path).name,
-        url=source_uri(hit.path, hit.url),
-        date=day,
-        last_updated=day,
-        snippet=snippet,
-        source="attachment",
-    )
-
-
-@dataclass(frozen=True)
-class DescribedSources:
-    """Sources as a chat completion shows them: `citations[n-1]` is what `[n]` refers to."""
-
-    citations: list[str]  # the documents' URIs
-    search_results: list[SearchResult]
-
-
-def describe_sources(app: Application, hits: Sequence[SearchHit], snippet_chars: int = 0) -> DescribedSources:
-    """`citations` and `search_results` for `hits` (blocking: reads the catalog)."""
-    modified = _modified(app, hits)
-    citations = [source_uri(hit.path, hit.url) for hit in hits]
-    results = [search_result(hit, modified.get(hit.document_id), snippet_chars) for hit in hits]
-    return DescribedSources(citations, results)
-
-
-def _modified(app: Application, hits: Sequence[SearchHit]) -> dict[int, float]:
-    """The mtime of each hit's document that is still in the catalog."""
-    found: dict[int, float] = {}
-    for document_id in {hit.document_id for hit in hits}:
-        record = app.document(document_id)
-        if record is not None:
-            found[document_id] = record.mtime
-    return found
 
 
 @dataclass(frozen=True)
