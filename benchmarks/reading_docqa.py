@@ -46,8 +46,7 @@ TIMES = ("latency_p50", "latency_p90", "first_sentence_p50", "first_sentence_p90
 def run(home: Path, items: list[Any], **settings: Any) -> list[DocOutcome]:
     app = create_app(Settings(home=home, **settings))
     try:
-        engine = app.answer_engine()
-        return evaluate_doc_questions(engine, items)
+        return evaluate_doc_questions(app.answers, items)
     finally:
         app.close()
 

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from footnote.answer.engine import AnswerEngine
 from footnote.answer.prompt import NO_ANSWER
 from footnote.application import Application, create_app
+from footnote.application.answers import AnswerService
 from footnote.config import Settings
 from footnote.errors import FootnoteError
 from footnote.evaluation.answers import (
@@ -44,6 +45,14 @@ def app(settings: Settings) -> Iterator[Application]:
     app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
     yield app
     app.close()
+
+
+def answers_with(app: Application, replies: list[str]) -> AnswerService:
+    """The application's answer service, its model to reply with `replies`."""
+    generator = app.generator
+    assert isinstance(generator, ScriptedGenerator)
+    generator.replies[:] = replies
+    return app.answers
 
 
 def engine_with(app: Application, replies: list[str]) -> AnswerEngine:
@@ -113,8 +122,8 @@ def test_load_records_reads_jsonl_and_names_bad_lines(tmp_path: Path) -> None:
 
 
 def test_a_copied_positive_sentence_scores_correct_and_precisely_cited(app: Application) -> None:
-    engine = engine_with(app, [f"{POSITIVE} [2]"])
-    result = evaluate_run(engine, [RECORD], "reading", passages=2)
+    answers = answers_with(app, [f"{POSITIVE} [2]"])
+    result = evaluate_run(answers, [RECORD], "reading", passages=2)
     outcome = result.outcomes[0]
     assert outcome.correct and not outcome.abstained
     assert outcome.citations == outcome.positive_citations == 1
@@ -126,16 +135,16 @@ def test_a_copied_positive_sentence_scores_correct_and_precisely_cited(app: Appl
 
 
 def test_a_sentence_citing_the_distractor_lowers_precision(app: Application) -> None:
-    engine = engine_with(app, [f"{POSITIVE} {NEGATIVE}"])
-    metrics = evaluate_run(engine, [RECORD], "reading", passages=2).metrics()
+    answers = answers_with(app, [f"{POSITIVE} {NEGATIVE}"])
+    metrics = evaluate_run(answers, [RECORD], "reading", passages=2).metrics()
     assert metrics["citation_precision"] == 0.5
     assert metrics["citation_recall_sentences"] == 0.5
     assert metrics["citation_recall_answers"] == 1.0
 
 
 def test_the_no_answer_reply_counts_as_abstention(app: Application) -> None:
-    engine = engine_with(app, [NO_ANSWER])
-    metrics = evaluate_run(engine, [RECORD], "unanswerable").metrics()
+    answers = answers_with(app, [NO_ANSWER])
+    metrics = evaluate_run(answers, [RECORD], "unanswerable").metrics()
     assert metrics["abstention_accuracy"] == 1.0
     assert metrics["correctness"] is None
 
@@ -166,32 +175,35 @@ def test_a_quote_matching_the_question_too_little_is_not_given_as_the_answer(app
 
 def test_a_judge_scores_the_share_of_citations_it_finds_supporting(app: Application) -> None:
     swapped = POSITIVE.replace("was played", "was cancelled")
-    engine = engine_with(app, [f"{POSITIVE} {swapped}"])
+    answers = answers_with(app, [f"{POSITIVE} {swapped}"])
     judge = WordJudge()
-    metrics = evaluate_run(engine, [RECORD], "reading", passages=2, judge=judge).metrics()
+    metrics = evaluate_run(answers, [RECORD], "reading", passages=2, judge=judge).metrics()
     assert metrics["citation_judged"] == 0.5  # the swapped copy is cited by overlap, not entailed
     assert (POSITIVE, swapped) in judge.pairs
-    unjudged = evaluate_run(engine_with(app, [POSITIVE]), [RECORD], "reading").metrics()
+    unjudged = evaluate_run(answers_with(app, [POSITIVE]), [RECORD], "reading").metrics()
     assert unjudged["citation_judged"] is None
 
 
-def test_the_unrelated_run_gives_each_question_anothers_passages(app: Application) -> None:
+def test_the_unrelated_run_gives_each_question_anothers_passages(settings: Settings) -> None:
     other = AnswerRecord("1", "Who painted the Mona Lisa?", [["Leonardo"]], [LEONARDO], [])
-    engine = engine_with(app, [])
-    engine = replace(engine, policy=replace(engine.policy, relevance_floor=0.3))
-    result = evaluate_run(engine, [RECORD, other], "unrelated", passages=2)
-    assert result.metrics()["abstention_accuracy"] == 1.0
-    assert result.metrics()["correctness"] is None
-    assert all(o.match < 0.3 for o in result.outcomes)
-    with pytest.raises(AnswerDatasetError, match="at least 2 questions"):
-        evaluate_run(engine, [RECORD], "unrelated")
+    floored = settings.model_copy(update={"relevance_floor": 0.3})
+    app = create_app(floored, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
+    try:
+        result = evaluate_run(app.answers, [RECORD, other], "unrelated", passages=2)
+        assert result.metrics()["abstention_accuracy"] == 1.0
+        assert result.metrics()["correctness"] is None
+        assert all(o.match < 0.3 for o in result.outcomes)
+        with pytest.raises(AnswerDatasetError, match="at least 2 questions"):
+            evaluate_run(app.answers, [RECORD], "unrelated")
+    finally:
+        app.close()
 
 
 def test_end_to_end_retrieves_from_the_pooled_passages(app: Application) -> None:
     report = index_passages(app, [RECORD])
     assert report.summary()["new"] == 2
-    engine = engine_with(app, [POSITIVE])
-    outcome = evaluate_run(engine, [RECORD], "end_to_end").outcomes[0]
+    answers = answers_with(app, [POSITIVE])
+    outcome = evaluate_run(answers, [RECORD], "end_to_end").outcomes[0]
     assert outcome.correct and outcome.positive_citations == 1
 
 

@@ -96,7 +96,7 @@ def test_the_set_is_asked_end_to_end_and_scored_per_kind(doc_set: Path, tmp_path
     app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
     try:
         app.ingest([doc_set / "corpus"])
-        outcomes = evaluate_doc_questions(app.answer_engine(), items)
+        outcomes = evaluate_doc_questions(app.answers, items)
     finally:
         app.close()
     answered, unanswerable = outcomes
@@ -116,7 +116,7 @@ def test_a_floor_is_chosen_for_the_false_abstention_allowed(doc_set: Path, tmp_p
     app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
     try:
         app.ingest([doc_set / "corpus"])
-        outcomes = evaluate_doc_questions(app.answer_engine(), load_doc_questions(doc_set))
+        outcomes = evaluate_doc_questions(app.answers, load_doc_questions(doc_set))
     finally:
         app.close()
     floor = choose_floor(outcomes, "answerability", most_false=0.0)

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from footnote.cli import output
 from footnote.cli.progress import question_bar
+from footnote.evaluation.answers import UNMEASURED
 from footnote.evaluation.docqa import (
     CORPUS_FOLDER,
     DocOutcome,
@@ -16,7 +17,6 @@ from footnote.evaluation.docqa import (
     evaluate_doc_questions,
     load_doc_questions,
 )
-from footnote.evaluation.system import UNMEASURED
 
 _COLUMNS = {
     "questions": "n",
@@ -53,14 +53,13 @@ def run_doc_evaluation(
     with isolated_app("footnote-eval-docs-", home, {**chosen, **UNMEASURED}) as app:
         with IngestProgress(enabled=not json_output) as progress:
             app.ingest([folder / CORPUS_FOLDER], progress.update)
-        engine = app.answer_engine()
         with question_bar(enabled=not json_output) as bar:
             task = bar.add_task("questions", total=len(items))
 
             def advance(_: DocOutcome) -> None:
                 bar.advance(task)
 
-            outcomes = evaluate_doc_questions(engine, items, advance)
+            outcomes = evaluate_doc_questions(app.answers, items, advance)
         report = doc_report(folder, skip, app.settings, outcomes)
     if json_output:
         output.print_json(report)

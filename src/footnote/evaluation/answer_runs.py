@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from footnote.answer.engine import AnswerEngine
 from footnote.answer.judge import SupportJudge, open_judge
+from footnote.application import Application
 from footnote.config import Settings
 from footnote.errors import FootnoteError
 from footnote.evaluation.answers import (
     DEFAULT_NOISE,
     RUNS,
+    UNMEASURED,
     AnswerRecord,
     Calibration,
     QuestionOutcome,
@@ -28,7 +29,6 @@ from footnote.evaluation.answers import (
     evaluate_run,
     index_passages,
 )
-from footnote.evaluation.system import UNMEASURED, EvaluatedSystem
 from footnote.ingest.report import Progress
 from footnote.models.cpu import machine
 from footnote.perplexity import scorer_opener
@@ -119,18 +119,17 @@ class AnswerEvaluation:
 
 
 def evaluate_answers(
-    app: EvaluatedSystem,
+    app: Application,
     records: Sequence[AnswerRecord],
     plan: AnswerPlan,
     progress: AnswerProgress | None = None,
 ) -> AnswerEvaluation:
     """Answer `records` in every run of `plan` on `app` (built with `plan.app_settings()`), and
     with `plan.calibrate` fit each gate's threshold."""
-    engine = app.answer_engine()
     judged = app.settings.model_copy(update={"judge": plan.judge})
     judge = open_judge(judged, scorer_opener(judged)) if plan.judge else None
     try:
-        results = _runs(app, engine, records, plan, judge, progress or _Quiet())
+        results = _runs(app, records, plan, judge, progress or _Quiet())
     finally:
         if judge is not None:
             judge.close()
@@ -140,8 +139,7 @@ def evaluate_answers(
 
 
 def _runs(
-    app: EvaluatedSystem,
-    engine: AnswerEngine,
+    app: Application,
     records: Sequence[AnswerRecord],
     plan: AnswerPlan,
     judge: SupportJudge | None,
@@ -154,7 +152,7 @@ def _runs(
     for run in plan.runs:
         progress.stage(run, len(records))
         results.append(
-            evaluate_run(engine, records, run, plan.passages, progress.answered, plan.noise, judge)
+            evaluate_run(app.answers, records, run, plan.passages, progress.answered, plan.noise, judge)
         )
     return results
 

@@ -46,13 +46,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from footnote.answer.engine import Answer, AnswerEngine
+from footnote.answer.engine import Answer
 from footnote.answer.judge import SupportJudge
+from footnote.application import Application
+from footnote.application.answers import AnswerRequest, AnswerService
 from footnote.core.document import Block, Document
 from footnote.core.hits import SearchHit
 from footnote.core.language import detect_language
 from footnote.evaluation.datasets import AnswerDatasetError, read_jsonl, record_fields
-from footnote.evaluation.system import EvaluatedSystem
 from footnote.ingest.report import IngestReport, ProgressCallback
 
 RUNS = ("reading", "unanswerable", "unrelated", "end_to_end")
@@ -65,6 +66,10 @@ DEFAULT_NOISE = 0.6
 JUDGED_SUPPORT = 0.5
 # Shown as each source's title; without one the prompt would show the hash path, which models copy.
 PASSAGE_TITLE = "Passage"
+# Built into every answer evaluation's application: related questions are not measured, and
+# each would cost one more generation per question; every question is answered, none is
+# served from the answer cache.
+UNMEASURED: dict[str, object] = {"related_questions": False, "answer_cache_size": 0}
 
 
 @dataclass(frozen=True)
@@ -222,7 +227,7 @@ def pooled_documents(records: Sequence[AnswerRecord]) -> Iterator[Document]:
 
 
 def index_passages(
-    app: EvaluatedSystem, records: Sequence[AnswerRecord], progress: ProgressCallback | None = None
+    app: Application, records: Sequence[AnswerRecord], progress: ProgressCallback | None = None
 ) -> IngestReport:
     """Index the pooled passages of `records` into `app` for the end-to-end run."""
     return app.ingestor().ingest_documents(pooled_documents(records), mtime=0.0, progress=progress)
@@ -261,7 +266,7 @@ def score_answer(
 
 
 def evaluate_run(
-    engine: AnswerEngine,
+    answers: AnswerService,
     records: Sequence[AnswerRecord],
     run: str,
     passages: int = 5,
@@ -279,13 +284,14 @@ def evaluate_run(
     for position, record in enumerate(records):
         started = time.perf_counter()
         if run == "end_to_end":
-            answer = engine.ask(record.query)
+            answer = answers.ask(AnswerRequest(record.query))
         elif run == "unrelated":
             other = records[(position + len(records) // 2) % len(records)]
-            answer = engine.ask_sources(record.query, given_passages(other, passages, True, noise=noise))
+            hits = given_passages(other, passages, True, noise=noise)
+            answer = answers.ask(AnswerRequest(record.query, sources=tuple(hits)))
         else:
             hits = given_passages(record, passages, answerable=run == "reading", noise=noise)
-            answer = engine.ask_sources(record.query, hits)
+            answer = answers.ask(AnswerRequest(record.query, sources=tuple(hits)))
         seconds = time.perf_counter() - started
         outcome = score_answer(record, answer, seconds, judge)
         result.outcomes.append(outcome)

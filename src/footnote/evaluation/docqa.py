@@ -32,8 +32,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from footnote.answer.engine import Answer, AnswerEngine, DoneEvent, SentenceEvent
+from footnote.answer.engine import Answer, DoneEvent, SentenceEvent
 from footnote.answer.terms import says_twice
+from footnote.application.answers import AnswerRequest, AnswerService
 from footnote.config import Settings
 from footnote.core.loops import is_degenerate
 from footnote.core.stats import percentile
@@ -210,11 +211,11 @@ def degenerate_shown(answer: Answer) -> int:
     )
 
 
-def ask_timed(engine: AnswerEngine, question: str) -> tuple[Answer, float, float | None]:
+def ask_timed(answers: AnswerService, question: str) -> tuple[Answer, float, float | None]:
     """The answer, the seconds it took, and the seconds to its first checked sentence."""
     started = time.perf_counter()
     first: float | None = None
-    for event in engine.stream(question):
+    for event in answers.run(AnswerRequest(question)):
         if isinstance(event, SentenceEvent) and first is None:
             first = time.perf_counter() - started
         if isinstance(event, DoneEvent):
@@ -223,13 +224,13 @@ def ask_timed(engine: AnswerEngine, question: str) -> tuple[Answer, float, float
 
 
 def evaluate_doc_questions(
-    engine: AnswerEngine,
+    answers: AnswerService,
     items: Sequence[DocQuestion],
     on_question: Callable[[DocOutcome], None] | None = None,
 ) -> list[DocOutcome]:
     outcomes: list[DocOutcome] = []
     for item in items:
-        answer, seconds, first = ask_timed(engine, item.question)
+        answer, seconds, first = ask_timed(answers, item.question)
         if first is None:
             first = seconds  # an answer with no sentence is shown whole, when it is done
         tokens = answer.prompt_tokens

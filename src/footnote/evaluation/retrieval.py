@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from footnote.application import Application
 from footnote.config import Settings
 from footnote.core.document import Block, Document
 from footnote.core.language import detect_language
 from footnote.errors import FootnoteError
 from footnote.evaluation.beir import BeirDataset, CorpusRecord
 from footnote.evaluation.metrics import mean_metrics
-from footnote.evaluation.system import EvaluatedSystem
 from footnote.ingest.pipeline import Ingestor
 from footnote.ingest.report import IngestReport, ProgressCallback
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
@@ -172,7 +172,7 @@ def chosen_modes(modes: Sequence[str] | None, settings: Settings) -> list[str]:
 
 
 def run_evaluation(
-    app: EvaluatedSystem,
+    app: Application,
     dataset: BeirDataset,
     modes: Sequence[str] = MODES,
     progress: ProgressCallback | None = None,
