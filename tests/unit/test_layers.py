@@ -16,9 +16,14 @@ ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = ROOT / "pyproject.toml"
 
 
-def layers_contract() -> dict[str, object]:
+def contract(contract_id: str) -> dict[str, object]:
     config = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]
-    return next(c for c in config["contracts"] if c["id"] == "layers")
+    found: dict[str, object] = next(c for c in config["contracts"] if c["id"] == contract_id)
+    return found
+
+
+def layers_contract() -> dict[str, object]:
+    return contract("layers")
 
 
 def _package(root: Path, name: str, layers: list[str], upward: bool) -> None:
@@ -90,3 +95,16 @@ def test_footnote_keeps_its_contracts(
 def test_core_is_the_bottom_layer_but_for_errors() -> None:
     layers = [layer.replace(" ", "").split("|") for layer in layers_contract()["layers"]]  # type: ignore[attr-defined]
     assert "core" in layers[-2] and layers[-1] == ["errors"]
+
+
+def test_nothing_that_decides_an_answer_imports_the_server() -> None:
+    below = contract("answers-below-the-server")
+    assert below["type"] == "forbidden" and below["forbidden_modules"] == ["footnote.server"]
+    assert {"footnote.answer", "footnote.application"} <= set(below["source_modules"])  # type: ignore[call-overload]
+    assert not below.get("allow_indirect_imports", False)
+
+
+def test_evaluations_sit_above_the_application_they_run_on() -> None:
+    layers = [layer.replace(" ", "").split("|") for layer in layers_contract()["layers"]]  # type: ignore[attr-defined]
+    evaluation = next(i for i, layer in enumerate(layers) if "evaluation" in layer)
+    assert evaluation < layers.index(["application"])
