@@ -165,6 +165,31 @@ class AnswerService:
         app = self.app
         return FilteredRetriever(app.retriever(), source_filter).search(query, app.retrieval_params(limit))
 
+    def generation(
+        self,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop: tuple[str, ...] = (),
+        seed: int | None = None,
+        priority: int = 0,
+        deadline: float | None = None,
+    ) -> GenerationParams:
+        """What a request's answer is generated with: what it asks, the settings' values for what
+        it leaves out, and at most the cap on an answer's tokens, within half the context window."""
+        s = self.app.settings
+        cap = min(s.max_tokens_cap, s.context_tokens // 2 - 1)
+        return GenerationParams(
+            max_tokens=max(1, min(max_tokens or s.answer_tokens, cap)),
+            temperature=s.temperature if temperature is None else temperature,
+            top_p=1.0 if top_p is None else top_p,
+            stop=stop,
+            seed=s.seed if seed is None else seed,
+            repeat_penalty=s.repeat_penalty,
+            priority=priority,
+            deadline=deadline,
+        )
+
     def describe(self, hits: Sequence[SearchHit], snippet_chars: int = 0) -> DescribedSources:
         """The URIs and descriptions of an answer's sources (blocking: reads the catalog)."""
         return describe_sources(self.app, hits, snippet_chars)

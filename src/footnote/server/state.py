@@ -115,12 +115,6 @@ class ServerState:
         finally:
             slot.release()
 
-    def max_tokens(self, requested: int | None) -> int:
-        """The answer budget: what was asked, within the server's cap and the context window."""
-        settings = self.settings
-        cap = min(settings.max_tokens_cap, settings.context_tokens // 2 - 1)
-        return max(1, min(requested or settings.answer_tokens, cap))
-
 
 def server_state(request: Request) -> ServerState:
     state: ServerState = request.app.state.footnote

@@ -28,7 +28,7 @@ from footnote.application.sources import DescribedSources
 from footnote.core.collections import EVERYTHING, Access
 from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError
-from footnote.models.base import GenerationParams, Message
+from footnote.models.base import Message
 from footnote.retrieval.source_filter import SourceFilter
 from footnote.server.answers import AnswerRun, collect, start_answer
 from footnote.server.errors import ApiError, status_of
@@ -149,15 +149,14 @@ def answer_request(
 ) -> AnswerRequest:
     question, history, instruction = conversation(body.messages)
     settings = state.settings
-    generation = GenerationParams(
-        max_tokens=state.max_tokens(body.max_completion_tokens or body.max_tokens),
-        temperature=settings.temperature if body.temperature is None else body.temperature,
-        top_p=1.0 if body.top_p is None else body.top_p,
-        stop=body.stop_sequences(),
-        seed=settings.seed if body.seed is None else body.seed,
-        repeat_penalty=settings.repeat_penalty,
+    generation = state.application.answers.generation(
+        body.max_completion_tokens or body.max_tokens,
+        body.temperature,
+        body.top_p,
+        body.stop_sequences(),
+        body.seed,
+        body.priority or 0,
         deadline=time.monotonic() + settings.request_timeout,
-        priority=body.priority or 0,
     )
     source_filter = SourceFilter.parse(
         body.search_domain_filter, body.search_recency_filter, collections=access.readable(body.collections)

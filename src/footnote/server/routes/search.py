@@ -9,7 +9,6 @@ from fastapi import APIRouter
 
 from footnote.application.answers import AnswerRequest
 from footnote.application.sources import source_uri
-from footnote.models.base import GenerationParams
 from footnote.retrieval.source_filter import SourceFilter
 from footnote.server.answers import collect, start_answer
 from footnote.server.request_class import ClassHeader, RequestClass
@@ -55,13 +54,7 @@ async def search(body: SearchRequest, state: State, access: Caller) -> SearchRes
 async def _answer(
     state: ServerState, question: str, top_k: int, source_filter: SourceFilter, request_class: RequestClass
 ) -> QueryResponse:
-    settings = state.settings
-    generation = GenerationParams(
-        max_tokens=state.max_tokens(None),
-        temperature=settings.temperature,
-        seed=settings.seed,
-        repeat_penalty=settings.repeat_penalty,
-    )
+    generation = state.application.answers.generation()
     request = AnswerRequest(question, generation, top_k, source_filter)
     run = await start_answer(state, request, request_class)
     answer = await collect(run)
