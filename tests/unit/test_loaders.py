@@ -78,6 +78,50 @@ def test_text_paragraphs_title_and_spans(tmp_path: Path) -> None:
     assert_exact_spans(document)
 
 
+MANUAL_PAGE = """\
+TAR(1)                          GNU TAR Manual                          TAR(1)
+
+
+
+NAME
+       tar - an archiving utility
+
+OPTIONS
+   Informative output
+       --checkpoint[=N]
+              Display progress messages every Nth record (default 10).
+
+RETURN VALUE
+       2      Fatal  error.
+
+TAR                              July 13, 2020                          TAR(1)
+"""
+
+
+def test_a_rendered_manual_page_has_its_sections_as_headings(tmp_path: Path) -> None:
+    document = load_document(write(tmp_path, "tar.1.txt", MANUAL_PAGE))
+    assert document.title == "tar - an archiving utility"
+    blocks = [(block.kind, block.heading_path, block.text.split("\n")[0]) for block in document.blocks]
+    assert blocks == [
+        ("paragraph", (), MANUAL_PAGE.splitlines()[0]),
+        ("heading", ("NAME",), "NAME"),
+        ("paragraph", ("NAME",), "tar - an archiving utility"),
+        ("heading", ("OPTIONS",), "OPTIONS"),
+        ("heading", ("OPTIONS", "Informative output"), "Informative output"),
+        ("paragraph", ("OPTIONS", "Informative output"), "--checkpoint[=N]"),
+        ("heading", ("RETURN VALUE",), "RETURN VALUE"),
+        ("paragraph", ("RETURN VALUE",), "2      Fatal  error."),
+        ("paragraph", ("RETURN VALUE",), MANUAL_PAGE.splitlines()[-1]),
+    ]
+    assert_exact_spans(document)
+
+
+def test_text_that_only_starts_like_a_manual_page_keeps_its_paragraphs(tmp_path: Path) -> None:
+    content = "LS(1) is a command.\n\nNAME\n  ls\n"
+    document = load_document(write(tmp_path, "notes.txt", content))
+    assert [block.kind for block in document.blocks] == ["paragraph", "paragraph"]
+
+
 def test_text_title_is_trimmed_to_120_characters(tmp_path: Path) -> None:
     document = load_document(write(tmp_path, "long.text", "word " * 100))
     assert len(document.title) <= 120

@@ -23,6 +23,11 @@ _MAX_CONTROL_SHARE = 0.3
 _CP1252_CHAOS_TOLERANCE = 0.1
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v")
 _NON_BLANK_LINES = re.compile(r"(?:^[ \t]*\S.*(?:\n|\Z))+", re.MULTILINE)
+# A manual page as `man` renders it: "TAR(1)      GNU TAR Manual      TAR(1)" on its first line.
+_MANUAL_HEADER = re.compile(r"(\S+)\((\w+)\)\s.*\s\1\(\2\)\s*")
+# In a rendered manual, sections start at the margin ("OPTIONS"), subsections a few spaces in
+# ("   Informative output"), and the text under them further in.
+_SUBSECTION_INDENT = 4
 
 
 def read_bytes(path: Path) -> bytes:
@@ -147,14 +152,41 @@ class TextLoader(Loader):
     def load_bytes(self, path: Path, data: bytes) -> Document:
         """Load text already read (or decompressed) from `path`."""
         text = text_from_bytes(path, data)
-        blocks = [Block(text=text[start:end], start=start, end=end) for start, end in paragraph_spans(text)]
-        return Document(
-            path=str(path),
-            format=self.format,
-            title=first_line_title(text, file_stem(path)),
-            text=text,
-            blocks=blocks,
-        )
+        spans = list(paragraph_spans(text))
+        title = first_line_title(text, file_stem(path))
+        if spans and _MANUAL_HEADER.fullmatch(text[spans[0][0] : spans[0][1]].split("\n", 1)[0]):
+            blocks, title = manual_blocks(text, spans, title)
+        else:
+            blocks = [Block(text=text[start:end], start=start, end=end) for start, end in spans]
+        return Document(path=str(path), format=self.format, title=title, text=text, blocks=blocks)
+
+
+def manual_blocks(text: str, spans: list[tuple[int, int]], title: str) -> tuple[list[Block], str]:
+    """A rendered manual page's paragraphs (`spans`) under the sections and subsections that hold
+    them, each heading a block of its own, and the page's title: its NAME line ("tar - an
+    archiving utility") where it has one, else `title`. The first and last lines (the page's
+    header and footer) are not headings."""
+    blocks: list[Block] = []
+    path: tuple[str, ...] = ()
+    named = ""
+    first, last = spans[0][0], spans[-1][1]
+    for start, end in spans:
+        # A paragraph's leading lines near the margin are headings: "OPTIONS", "   Informative output".
+        while first < start < end:
+            line_end = text.find("\n", start, end)
+            line_end = end if line_end < 0 else line_end
+            indent = start - text.rfind("\n", 0, start) - 1
+            if line_end == last or indent > _SUBSECTION_INDENT:
+                break
+            line = text[start:line_end].strip()
+            path = (line,) if indent == 0 else (*path[:1], line)
+            blocks.append(Block(line, start, start + len(line), kind="heading", heading_path=path))
+            start = trim_span(text, line_end, end)[0]
+        if start < end:
+            if path[:1] == ("NAME",) and not named:
+                named = short_title(text[start:end])
+            blocks.append(Block(text=text[start:end], start=start, end=end, heading_path=path))
+    return blocks, named or title
 
 
 def file_stem(path: Path) -> str:
