@@ -38,6 +38,7 @@ BEST_SENTENCES = 5
 
 @dataclass
 class Ranked:
+    id: str
     answerable: bool
     holds: list[bool]  # each chosen passage, best first: it holds the answer
     distractor: list[bool]  # each chosen passage holds the distractor (unanswerable items)
@@ -82,6 +83,7 @@ def main() -> None:
         plausible = list(item.plausible)
         ranked.append(
             Ranked(
+                item.id,
                 item.answerable,
                 [item.answerable and contains_answer(p.text(hits), item.answers) for p in passages],
                 [bool(plausible) and contains_answer(p.text(hits), plausible) for p in passages],
@@ -108,9 +110,13 @@ def main() -> None:
             [bool(r.distractor) and r.distractor[0] for r in ranked if not r.answerable and r.plausible]
         ),
         "second_quote_at_ratio": {str(ratio): with_second(ranked, ratio) for ratio in RATIOS},
+        # Which answerable questions' best passage holds the answer: set beside an end-to-end run,
+        # where an answer was lost (declined, or quoted from another passage).
+        "best_passage_holds": sorted(r.id for r in answerable if r.holds and r.holds[0]),
         "machine": machine(),
     }
-    print(json.dumps({k: v for k, v in report.items() if k != "machine"}, indent=2))
+    shown = {k: v for k, v in report.items() if k not in ("machine", "best_passage_holds")}
+    print(json.dumps(shown, indent=2))
     save_result("second_passage", args.dataset.name, report)
 
 
