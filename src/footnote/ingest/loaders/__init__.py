@@ -13,9 +13,7 @@ pages); a loader that reads them is handed a copy set up for them by `with_optio
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import ClassVar, Literal
 
 from footnote.core.document import Document
 from footnote.core.formats import document_formats, register_format
+from footnote.core.modules import package_modules
 from footnote.errors import UnsupportedFormatError
 
 OcrMode = Literal["auto", "off"]
@@ -104,8 +103,7 @@ def built_in_loaders() -> list[type[Loader]]:
     """Every concrete `Loader` subclass defined in a module of this package, in `listed_order`
     (then by module name): the loaders footnote ships."""
     found: list[type[Loader]] = []
-    for module_info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
+    for module in package_modules(__name__, __path__):
         for _, member in inspect.getmembers(module, inspect.isclass):
             defined_here = member.__module__ == module.__name__
             if defined_here and issubclass(member, Loader) and not inspect.isabstract(member):

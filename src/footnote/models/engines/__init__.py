@@ -9,11 +9,10 @@ found, not listed, so a new local backend is one new module here.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 
 from footnote.config import Settings
+from footnote.core.modules import package_modules
 from footnote.models.base import Generator
 
 # (model, settings, display name) -> the model, loaded; NotFoundError when it is not installed.
@@ -55,8 +54,7 @@ def open_answer_model(spec: str, settings: Settings, display_name: str = "") -> 
     return _ENGINES[engine](model, settings, display_name or spec)
 
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+package_modules(__name__, __path__)
 
 __all__ = [
     "DEFAULT_ENGINE",

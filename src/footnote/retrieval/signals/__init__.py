@@ -9,12 +9,11 @@ until `footnote eval retrieval` has measured it and a setting turns it on.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from footnote.core.filters import SearchFilter
+from footnote.core.modules import package_modules
 from footnote.errors import ConfigError
 from footnote.models.base import Vector
 from footnote.store.catalog import Catalog
@@ -72,7 +71,6 @@ def signal_weights(weights: dict[str, float]) -> tuple[tuple[str, float], ...]:
     return tuple(sorted(weights.items()))
 
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+package_modules(__name__, __path__)
 
 __all__ = ["Signal", "SignalQuery", "retrieval_signal", "signal", "signal_names", "signal_weights"]

@@ -8,12 +8,11 @@ responses (`footnote.server.errors.ERROR_RESPONSES`) unless the module sets
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from types import ModuleType
+
+from footnote.core.modules import package_modules
 
 
 def route_modules() -> list[ModuleType]:
     """Every module of this package with a `router`, by name."""
-    modules = [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)]
-    return [module for module in modules if hasattr(module, "router")]
+    return [module for module in package_modules(__name__, __path__) if hasattr(module, "router")]
