@@ -263,3 +263,28 @@ def test_a_batch_request_is_served_under_a_steady_stream_of_interactive_ones() -
     assert waited == 15 and set(order[:waited]) == {"interactive"}
     assert len(order) == 31 and pool.waiting == 0
     assert pool.rejected == {"interactive": 0, "api": 0, "batch": 0}
+
+
+def test_a_newcomer_counts_its_own_answer_as_a_slow_one() -> None:
+    clock = FakeClock()
+    pool = _pool(clock, api=4.0)
+
+    async def scenario() -> None:
+        for seconds in (1.0,) * 8 + (3.0,) * 2:  # most answers take 1 s, one in five 3 s
+            slot = await pool.acquire("api")
+            clock.now += seconds
+            slot.release()
+        holder = await pool.acquire("api")
+        clock.now += 0.5
+        assert pool.service_time == pytest.approx(1.4)
+        assert pool.slow_service_time == 3.0
+        # The holder has 0.9 s to go on average, 2.5 s if it is a slow one: behind it a mean
+        # answer would end at 2.3 s, inside the 4 s objective; counted slow, at 5.5 s: refused.
+        assert pool.estimated_wait("api") == pytest.approx(0.9)
+        with pytest.raises(Overloaded) as refused:
+            await pool.acquire("api")
+        assert "wait about 2.5 s and take about 3.0 s, past its 4 s objective" in str(refused.value)
+        holder.release()
+
+    asyncio.run(scenario())
+    assert pool.rejected == {"interactive": 0, "api": 1, "batch": 0}

@@ -244,7 +244,7 @@ class Settings(BaseSettings):
     latency_objective_interactive: float = Field(
         2.0, gt=0, le=3600, description="seconds an interactive answer (the web page's) may take"
     )
-    latency_objective_api: float = Field(2.5, gt=0, le=3600, description="seconds an API answer may take")
+    latency_objective_api: float = Field(2.0, gt=0, le=3600, description="seconds an API answer may take")
     latency_objective_batch: float = Field(
         120.0, gt=0, le=3600, description="seconds a batch answer may take (X-Footnote-Class: batch)"
     )
