@@ -44,8 +44,9 @@ from footnote.server.request_class import RequestClass
 Clock = Callable[[], float]
 RECENT_HOLDS = 20  # service times the generation pool's estimates are made from
 # Admission counts the newcomer's own service time and the running answers' rest at this
-# quantile of the recent service times. Counted at their mean, the admitted API answers' p99 at 1 request/s offered was 3.4 s against their
-# 2.5 s objective (docs/benchmarks.md, "Answers under load, and many replicas").
+# quantile of the recent service times. Counted at their mean, the admitted API answers' p99
+# at 1 request/s offered was 3.4 s against their 2.5 s objective (docs/benchmarks.md,
+# "Answers under load, and many replicas").
 SLOW_QUANTILE = 0.9
 
 
