@@ -271,7 +271,9 @@ def docqa_evidence(model: PhraseReader, tokenizer: Any, dataset: Path) -> dict:
 
 
 @torch.inference_mode()
-def engine_sentences(model: PhraseReader, tokenizer: Any, dataset: Path, home: Path, per_group: int) -> dict:
+def engine_sentences(
+    model: PhraseReader, tokenizer: Any, dataset: Path, home: Path, per_group: int, trained: set[str]
+) -> dict:
     args = argparse.Namespace(
         dataset=dataset, home=home, top_k=5, per_group=per_group, reader=None, reader_for=None
     )
@@ -290,8 +292,8 @@ def engine_sentences(model: PhraseReader, tokenizer: Any, dataset: Path, home: P
         blend = evidence.score_sentences(r.item.question, r.spans, None, r.texts)
         rows.append((r, evidence.with_reader(blend, r.logits), margins, phrases))
     groups = {
-        "unseen": [x for x in rows if x[0].item.source not in TRAINED],
-        "trained": [x for x in rows if x[0].item.source in TRAINED],
+        "unseen": [x for x in rows if x[0].item.source not in trained],
+        "trained": [x for x in rows if x[0].item.source in trained],
     }
     report = {}
     for name, part in groups.items():
@@ -333,9 +335,6 @@ def engine_sentences(model: PhraseReader, tokenizer: Any, dataset: Path, home: P
     return report
 
 
-TRAINED: set[str] = set()
-
-
 def separation(values: list[float], labels: list[int]) -> float:
     return round(auc(np.array(values), np.array(labels, dtype=bool)), 4)
 
@@ -359,7 +358,7 @@ def main() -> None:
     tokenizer = load_tokenizer(base)
     questions = squad_pairs(args.squad_set / "squad-v2.0.json", random.Random(args.seed))
     training = [q for q in questions if q["group"] not in HELD_OUT]
-    TRAINED.update(f"{q['group']}.md" for q in training)
+    trained = {f"{q['group']}.md" for q in training}  # the engine's group is the article's file
     model = PhraseReader(load_weights(base, args.start).encoder)
     report: dict = {"start": str(args.start), "held_out_articles": list(HELD_OUT), "epochs": args.epochs}
     report["training"] = train(model, tokenizer, training, args.epochs, args.seed)
@@ -367,9 +366,9 @@ def main() -> None:
     unseen = [q for q in questions if q["group"] in HELD_OUT]
     report["squad_unseen_articles"] = unseen_articles(model, answer_head, tokenizer, unseen[::2])
     report["docqa_evidence"] = docqa_evidence(model, tokenizer, args.docqa)
-    report["docqa_engine"] = engine_sentences(model, tokenizer, args.docqa, args.docqa_home, 0)
+    report["docqa_engine"] = engine_sentences(model, tokenizer, args.docqa, args.docqa_home, 0, trained)
     report["squad_engine"] = engine_sentences(
-        model, tokenizer, args.squad_set, args.squad_home, args.per_group
+        model, tokenizer, args.squad_set, args.squad_home, args.per_group, trained
     )
     report["machine"] = machine()
     print(json.dumps({k: v for k, v in report.items() if k != "machine"}, indent=1))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from footnote.config import Settings
-from footnote.core.modules import package_modules
+from footnote.core.modules import package_modules, registering
 from footnote.models.base import Generator
 
 # (model, settings, display name) -> the model, loaded; NotFoundError when it is not installed.
@@ -27,12 +27,7 @@ def answer_engine(name: str) -> Callable[[AnswerModelOpener], AnswerModelOpener]
     """Register the decorated function as the opener of the engine `name`."""
     if not name or ":" in name or name != name.strip():
         raise ValueError(f"engine name '{name}' must be non-empty, without a colon or outer spaces")
-
-    def register(opener: AnswerModelOpener) -> AnswerModelOpener:
-        _ENGINES[name] = opener
-        return opener
-
-    return register
+    return registering(_ENGINES, name)
 
 
 def engine_names() -> tuple[str, ...]:

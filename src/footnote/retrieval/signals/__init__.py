@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from footnote.core.filters import SearchFilter
-from footnote.core.modules import package_modules
+from footnote.core.modules import package_modules, registering
 from footnote.errors import ConfigError
 from footnote.models.base import Vector
 from footnote.store.catalog import Catalog
@@ -40,12 +40,7 @@ def retrieval_signal(name: str) -> Callable[[Signal], Signal]:
     """Register the decorated function as the signal `name`."""
     if not name or name != name.strip().lower():
         raise ValueError(f"signal name '{name}' must be non-empty lower-case text")
-
-    def register(signal: Signal) -> Signal:
-        _SIGNALS[name] = signal
-        return signal
-
-    return register
+    return registering(_SIGNALS, name)
 
 
 def signal_names() -> tuple[str, ...]:
