@@ -9,9 +9,10 @@ and query p50/p99, with the CPU's flags, under benchmarks/results/.
 
     python benchmarks/embed_runtimes.py ../shared/data/scifact [--limit 600]
 
-On a CPU with AMX, `ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16` keeps torch's kernels (oneDNN) off the
-AMX tiles, standing in for a CPU with AVX512_BF16 and no AMX (ONNX Runtime's kernels are not
-capped by it: its figures stay those of this CPU); the cap is recorded with the machine.
+On a CPU with AMX, `--withhold-amx` refuses the process the AMX tiles (torch's oneDNN and ONNX
+Runtime's kernels both take their AVX-512 paths), standing in for a CPU with AVX512_BF16 and no
+AMX; `ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16` caps torch's kernels alone. Either is recorded with
+the machine.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 
 from footnote.application import create_app
 from footnote.config import Settings
-from footnote.models.cpu import machine
+from footnote.models.cpu import machine, withhold_amx
 from footnote.models.onnx_embedder import onnx_session
 from footnote.models.registry import resolve_embedder
 
@@ -49,7 +50,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("dataset", type=Path, help="BEIR folder with corpus.jsonl")
     parser.add_argument("--limit", type=int, default=600)
+    parser.add_argument(
+        "--withhold-amx",
+        action="store_true",
+        help="refuse this process the AMX tiles (Linux), standing in for a CPU without AMX",
+    )
     args = parser.parse_args()
+    if args.withhold_amx:
+        withhold_amx()
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -117,6 +125,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     capped = os.environ.get("ONEDNN_MAX_CPU_ISA")
     label = f"-onednn-{capped.lower()}" if capped else ""
+    label += "-no-amx" if args.withhold_amx else ""
     path = RESULTS / f"embed_runtimes{label}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path}")

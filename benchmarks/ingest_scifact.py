@@ -17,6 +17,8 @@ one-off ONNX export and int8 copy are made, and the embedder loaded, before the 
 
 On a busy machine the two halves can be run one after the other as separate invocations:
 `--phase encode` saves the plain encode, `--phase ingest --plain-from FILE` reads it back.
+On a CPU with AMX, `--withhold-amx --runtime onnx --precision int8` stands in for a CPU
+without it (the process is refused the tiles; the choice `auto` makes there).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from footnote.bench.ingest import footnote_ingest, plain_encode, with_ratio, write_ingest_chart
 from footnote.config import Settings
-from footnote.models.cpu import machine
+from footnote.models.cpu import machine, withhold_amx
 from footnote.models.registry import resolve_embedder
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -66,8 +68,15 @@ def main() -> None:
         "--precision", choices=("auto", "fp32", "int8", "bf16"), help="default: the application's setting"
     )
     parser.add_argument("--phase", choices=("both", "encode", "ingest"), default="both")
+    parser.add_argument(
+        "--withhold-amx",
+        action="store_true",
+        help="refuse this process the AMX tiles (Linux), standing in for a CPU without AMX",
+    )
     parser.add_argument("--plain-from", type=Path, help="with --phase ingest: JSON saved by --phase encode")
     args = parser.parse_args()
+    if args.withhold_amx:
+        withhold_amx()
     corpus = args.dataset / "corpus.jsonl"
     if not corpus.is_file():
         raise SystemExit(f"{corpus} not found; pass the BEIR SciFact folder (with corpus.jsonl)")
@@ -107,6 +116,7 @@ def main() -> None:
     suffix = "" if args.phase == "both" else f"-{args.phase}"
     if ingest:
         suffix += "-{runtime}-{precision}".format(**ingest["footnote_embedder"])
+    suffix += "-no-amx" if args.withhold_amx else ""
     report = RESULTS / f"ingest_scifact{suffix}-{stamp}.json"
     report.write_text(json.dumps(result, indent=2) + "\n")
     if ingest and plain:

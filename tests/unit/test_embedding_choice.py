@@ -4,7 +4,11 @@ which runtime scores perplexity."""
 
 from __future__ import annotations
 
+import errno
 import json
+import platform
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,3 +88,21 @@ def test_the_recorded_choice_is_read_only_for_the_same_model(tmp_path: Path) -> 
 def test_perplexity_is_scored_in_bf16_only_where_the_cpu_has_amx() -> None:
     assert fastest_scoring(AMX) == "torch-bf16"
     assert fastest_scoring(AVX2) == "llama.cpp"
+
+
+@pytest.mark.skipif(
+    platform.system() != "Linux" or platform.machine() != "x86_64", reason="AMX is lent by Linux on x86-64"
+)
+def test_a_process_that_withholds_amx_is_refused_the_tiles_and_nothing_else() -> None:
+    # In a child process: the filter stays for the life of the process that installs it.
+    script = (
+        "import ctypes, os\n"
+        "from footnote.models.cpu import machine, withhold_amx\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "withhold_amx()\n"
+        "refused = libc.syscall(158, 0x1023, 18)\n"
+        "print(refused, ctypes.get_errno(), os.getpid() > 0, machine().get('amx_withheld'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["-1", str(errno.EPERM), "True", "True"]

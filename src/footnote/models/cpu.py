@@ -30,6 +30,13 @@ from pathlib import Path
 ONEDNN_CAP = "ONEDNN_MAX_CPU_ISA"
 # Flags that the embedding kernels pick their paths by; what a benchmark records.
 _KERNEL_FLAGS = ("avx", "fma", "vnni", "amx", "sse4", "f16c", "bf16")
+# Linux on x86-64: the system calls and constants that grant (and here refuse) the AMX tiles.
+_ARCH_PRCTL = 158
+_ARCH_REQ_XCOMP_PERM = 0x1023
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_amx_withheld = False
 
 
 @lru_cache(maxsize=1)
@@ -72,7 +79,48 @@ def machine() -> dict[str, object]:
     capped = os.environ.get(ONEDNN_CAP)
     if capped:
         described[ONEDNN_CAP.lower()] = capped
+    if _amx_withheld:
+        described["amx_withheld"] = True
     return described
+
+
+def withhold_amx() -> None:
+    """Refuses this process (and what it starts) the AMX tiles, for the rest of its life.
+
+    Linux lends the tiles only to a process that asks for them (arch_prctl
+    ARCH_REQ_XCOMP_PERM); oneDNN and ONNX Runtime ask before they use them and take their
+    AVX-512 paths when refused. A seccomp filter that answers that one request EPERM makes
+    both run as on a CPU without AMX, which a benchmark on an AMX machine stands in for such
+    a CPU with (`machine()` then records it). Call it before any model runs: a grant already
+    made stays. Raises OSError off Linux x86-64 or when the kernel refuses the filter."""
+    import ctypes
+    import struct
+
+    global _amx_withheld
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        raise OSError("withholding AMX needs Linux on x86-64")
+    # Classic BPF over seccomp_data: syscall number at offset 0, first argument's low word at 16.
+    load, jump_equal, ret = 0x20, 0x15, 0x06
+    program = [
+        (load, 0, 0, 0),
+        (jump_equal, 0, 3, _ARCH_PRCTL),
+        (load, 0, 0, 16),
+        (jump_equal, 0, 1, _ARCH_REQ_XCOMP_PERM),
+        (ret, 0, 0, 0x00050000 | 1),  # SECCOMP_RET_ERRNO with EPERM
+        (ret, 0, 0, 0x7FFF0000),  # SECCOMP_RET_ALLOW
+    ]
+    instructions = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *op) for op in program))
+
+    class Program(ctypes.Structure):
+        _fields_ = [("length", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    filter_program = Program(len(program), ctypes.cast(instructions, ctypes.c_void_p))
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or (
+        libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(filter_program), 0, 0) != 0
+    ):
+        raise OSError(ctypes.get_errno(), "the kernel refused the seccomp filter that withholds AMX")
+    _amx_withheld = True
 
 
 def fastest_embedding(flags: frozenset[str]) -> tuple[str, str]:

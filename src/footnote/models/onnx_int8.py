@@ -29,7 +29,7 @@ from footnote.models.registry import verify_file
 
 log = logging.getLogger(__name__)
 
-INT8_FORMAT = 1  # bumped whenever the quantization recipe changes, so old copies are remade
+INT8_FORMAT = 2  # bumped whenever the quantization recipe changes, so old copies are remade
 INT8_FOLDER = f"int8-{INT8_FORMAT}"
 # MiniLM's int8 copy (one scale per output channel) keeps 0.981-0.996 cosine to the float
 # vectors on the probes, and at least 0.991 (0.995 on average) on SciFact abstracts. A coarser
@@ -53,6 +53,7 @@ def quantized_model(model: ExportedModel) -> ExportedModel:
 
 
 def _quantize(model: ExportedModel, target: Path) -> dict[str, Any]:
+    import onnx
     import onnxruntime
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -64,7 +65,14 @@ def _quantize(model: ExportedModel, target: Path) -> dict[str, Any]:
     level = quantizer_log.level
     quantizer_log.setLevel(logging.ERROR)
     try:
-        quantize_dynamic(model.graph, target / "model.onnx", weight_type=QuantType.QInt8, per_channel=True)
+        quantize_dynamic(
+            model.graph,
+            target / "model.onnx",
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+            # The fused operators' outputs have no inferred type; every activation is float32.
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
     except Exception as exc:  # onnxruntime raises bare Exceptions, and a failed copy must not stop embedding
         raise ModelError(
             f"{model.graph} could not be quantized to int8 ({exc}); set FOOTNOTE_EMBED_PRECISION=fp32"
