@@ -43,6 +43,9 @@ from footnote.store.vectors import Metadata, VectorIndex
 _MIN_CHUNK_TOKENS = 16
 # Parsed chunks stored (and embedded) together: large enough for length-sorted batches to pad little.
 WINDOW_CHUNKS = 1024
+# The first window is this small, and each next one twice the last up to WINDOW_CHUNKS, so that
+# embedding starts as soon as the first files are parsed instead of after a thousand chunks.
+FIRST_WINDOW_CHUNKS = 64
 # Parsed files waiting for the embedder; bounds memory while parsing runs ahead.
 PARSE_AHEAD_FILES = 256
 # Extracted text beyond this is refused: it would take hours to embed and is almost always a dump.
@@ -160,19 +163,21 @@ class Ingestor:
         files: int | None = None,
     ) -> None:
         """The ingest loop: gather parsed items into windows, each embedded and stored once it
-        holds `window_chunks` chunks, and what was skipped or failed into `report`. `files`: how
+        holds `window_chunks` chunks (the first ones fewer), and what was skipped or failed into `report`. `files`: how
         many files the items are, each reported to `progress` as it is taken; None for documents
         built in memory, whose progress is that of embedding alone."""
         window = _Window()
         parsed_chunks = report.chunks_embedded
+        full = min(FIRST_WINDOW_CHUNKS, self.window_chunks)
         for taken, item in enumerate(items, start=1):
             if isinstance(item, FileOutcome):
                 report.files.append(item)
             else:
                 window.add(item)
                 parsed_chunks += len(item.entry.chunks)
-                if window.chunks >= self.window_chunks:
+                if window.chunks >= full:
                     report.chunks_embedded += self._store(window.take(), report)
+                    full = min(2 * full, self.window_chunks)
                     if progress:
                         progress(Progress("embed", report.chunks_embedded, parsed_chunks))
             if progress and files is not None:
