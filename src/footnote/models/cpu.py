@@ -6,17 +6,16 @@ the ingest benchmark's under benchmarks/results/ record the CPU's flags beside e
 
 | CPU | torch fp32 | torch bf16 | ONNX fp32 | ONNX int8 |
 |---|---|---|---|---|
-| AMD EPYC, AVX2, no AVX-512 | 1.0x | (no bf16 units) | | 1.42x |
-| Intel Xeon, AVX-512 VNNI and AMX | 1.0x | 2.83x | 0.74x | 1.11x |
-| the same, torch held to AVX512_BF16 (no AMX) | 1.0x | 0.82x | 0.70x | 1.05x |
-| the same, torch held to AVX-512 VNNI (no bf16) | 1.0x | 0.32x | 0.70x | 1.01x |
+| AMD EPYC, AVX2, no AVX-512 (export before fusion) | 1.0x | (no bf16 units) | | 1.42x |
+| Intel Xeon, AVX-512 VNNI and AMX | 1.0x | 2.87x | 1.12x | 2.62x |
+| the same, the process refused the AMX tiles | 1.0x | 0.72x | 1.15x | 1.90x |
 
-bf16 matrix products pay only where the CPU has AMX tiles for them: with AVX512_BF16 alone
-(oneDNN capped by ONEDNN_MAX_CPU_ISA, standing in for such a CPU) torch's bf16 is slower than
-its float32 and than ONNX Runtime's int8, so AVX512_BF16 and AVX-VNNI without AMX take int8
-through ONNX Runtime, the fastest choice measured wherever AMX is missing
-(`embed_runtimes-20261204-204214.json`, `embed_runtimes-onednn-avx512_core_bf16-20261204-204348.json`,
-`embed_runtimes-onednn-avx512_core_vnni-20261204-204556.json`).
+bf16 matrix products pay only where the CPU has AMX tiles for them: without them torch's bf16 is
+slower than its float32 and than ONNX Runtime's int8, so AVX512_BF16 and AVX-VNNI without AMX
+take int8 through ONNX Runtime, the fastest choice measured wherever AMX is missing; with the
+tiles torch's bf16 still outruns the fused int8 graph (`embed_runtimes-20261206-010204.json`,
+`embed_runtimes-no-amx-20261206-010914.json`; before the export was fused, int8 ran 1.11x on the
+Xeon: `embed_runtimes-20261204-204214.json`).
 """
 
 from __future__ import annotations
@@ -126,7 +125,7 @@ def withhold_amx() -> None:
 def fastest_embedding(flags: frozenset[str]) -> tuple[str, str]:
     """The (runtime, precision) that embeds fastest on a CPU with `flags`: bf16 through torch
     with AMX tiles, int8 through ONNX Runtime otherwise, AVX512_BF16 and VNNI alone included
-    (torch's bf16 without AMX measured 0.78x ONNX Runtime's int8)."""
+    (torch's bf16 without AMX measured 0.38x the fused int8 graph)."""
     if "amx_bf16" in flags:
         return "torch", "bf16"
     return "onnx", "int8"
