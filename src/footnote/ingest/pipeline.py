@@ -163,9 +163,9 @@ class Ingestor:
         files: int | None = None,
     ) -> None:
         """The ingest loop: gather parsed items into windows, each embedded and stored once it
-        holds `window_chunks` chunks (the first ones fewer), and what was skipped or failed into `report`. `files`: how
-        many files the items are, each reported to `progress` as it is taken; None for documents
-        built in memory, whose progress is that of embedding alone."""
+        holds `window_chunks` chunks (the first ones fewer), and what was skipped or failed into
+        `report`. `files`: how many files the items are, each reported to `progress` as it is
+        taken; None for documents built in memory, whose progress is that of embedding alone."""
         window = _Window()
         parsed_chunks = report.chunks_embedded
         full = min(FIRST_WINDOW_CHUNKS, self.window_chunks)
