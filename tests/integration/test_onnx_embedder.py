@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 from footnote.application import create_app
@@ -52,6 +53,15 @@ def test_an_export_is_reused_and_a_tampered_one_refused(tmp_path: Path) -> None:
     model = exported_model(source, tmp_path, "minilm-l6")
     manifest = json.loads((model.folder / "export.json").read_text())
     assert manifest["dimension"] == 384 and manifest["max_tokens"] == 256
+    # Every layer's attention, residual norms and GELU run as ONNX Runtime's fused operators.
+    assert manifest["fused"] == {
+        "EmbedLayerNormalization": 1,
+        "Attention": 6,
+        "BiasGelu": 6,
+        "SkipLayerNormalization": 12,
+    }
+    operators = {node.op_type for node in onnx.load(str(model.graph)).graph.node}
+    assert {"Attention", "SkipLayerNormalization"} <= operators and "Softmax" not in operators
     written = model.graph.stat().st_mtime_ns
     assert exported_model(source, tmp_path, "minilm-l6") == model
     assert model.graph.stat().st_mtime_ns == written  # not exported a second time
