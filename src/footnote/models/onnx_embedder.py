@@ -2,9 +2,9 @@
 
 The model is exported once from its torch weights (transformer, mean pooling and L2
 normalisation in one graph, its transformer operators fused by ONNX Runtime's optimizer),
-checked against the torch model's own vectors on a set of
-probe texts, and written into FOOTNOTE_HOME/models with its SHA-256; later runs check the
-file against that hash and never import torch. On a CPU, ONNX Runtime embeds one short
+checked against the torch model's own vectors on a set of probe texts, and written into
+FOOTNOTE_HOME/models with its SHA-256; later runs check the file against that hash and never
+import torch. On a CPU, ONNX Runtime embeds one short
 query in about half the time torch takes, which is most of a hybrid search's latency.
 """
 
