@@ -97,12 +97,14 @@ def test_a_process_that_withholds_amx_is_refused_the_tiles_and_nothing_else() ->
     # In a child process: the filter stays for the life of the process that installs it.
     script = (
         "import ctypes, os\n"
-        "from footnote.models.cpu import machine, withhold_amx\n"
+        "from footnote.models.cpu import cpu_flags, machine, withhold_amx\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"
         "withhold_amx()\n"
         "refused = libc.syscall(158, 0x1023, 18)\n"
-        "print(refused, ctypes.get_errno(), os.getpid() > 0, machine().get('amx_withheld'))\n"
+        "amx = [f for f in cpu_flags() if f.startswith('amx')]\n"
+        "print(refused, ctypes.get_errno(), os.getpid() > 0, machine().get('amx_withheld'), len(amx))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["-1", str(errno.EPERM), "True", "True"]
+    # Refused the tiles, other calls answered, the withholding recorded, no AMX left to choose by.
+    assert done.stdout.split() == ["-1", str(errno.EPERM), "True", "True", "0"]

@@ -50,8 +50,11 @@ def _cpuinfo() -> tuple[str, frozenset[str]]:
 
 
 def cpu_flags() -> frozenset[str]:
-    """The CPU's feature flags (empty where the system does not list them)."""
-    return _cpuinfo()[1]
+    """The CPU's feature flags that this process may use (empty where the system does not list
+    them): what the runtime choices go by. A process refused the AMX tiles (`withhold_amx`) has
+    none of the `amx_` flags; `cpu_description` still lists what the CPU has."""
+    flags = _cpuinfo()[1]
+    return frozenset(f for f in flags if not f.startswith("amx_")) if _amx_withheld else flags
 
 
 def cpu_description() -> dict[str, object]:
@@ -90,7 +93,8 @@ def withhold_amx() -> None:
     ARCH_REQ_XCOMP_PERM); oneDNN and ONNX Runtime ask before they use them and take their
     AVX-512 paths when refused. A seccomp filter that answers that one request EPERM makes
     both run as on a CPU without AMX, which a benchmark on an AMX machine stands in for such
-    a CPU with (`machine()` then records it). Call it before any model runs: a grant already
+    a CPU with: `cpu_flags()`, and so the `auto` choices, then leave AMX out, and `machine()`
+    records that it was withheld. Call it before any model runs: a grant already
     made stays. Raises OSError off Linux x86-64 or when the kernel refuses the filter."""
     import ctypes
     import struct
