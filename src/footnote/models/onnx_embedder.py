@@ -280,8 +280,10 @@ def _export(source: Path, target: Path) -> dict[str, Any]:
     token_types = "token_type_ids" in transformer.tokenizer.model_input_names
     encoder = transformer.auto_model.eval()
     # Traced with the plain attention (not the fused kernel torch picks by default), whose
-    # graph ONNX Runtime's optimizer recognises and fuses below.
-    encoder.set_attn_implementation("eager")
+    # graph ONNX Runtime's optimizer recognises and fuses below (transformers older than the
+    # setter export as before, unfused).
+    if hasattr(encoder, "set_attn_implementation"):
+        encoder.set_attn_implementation("eager")
     graph = _pooled_encoder(encoder, token_types).eval()
     names = ["input_ids", "attention_mask"] + (["token_type_ids"] if token_types else [])
     # Traced with a padded row, so the graph keeps the masked path for padded batches.
