@@ -321,10 +321,10 @@ def _fuse(graph: Path, config: Any) -> dict[str, int]:
     """Rewrites the exported `graph` in place with ONNX Runtime's fused transformer operators
     (embedding with layer norm, attention, residual with layer norm, bias with GELU) where its
     optimizer recognises them, and returns how many of each it made. On MiniLM the fused graph
-    embeds 1.5x as fast in float32 and, quantized, 1.5x (AMX withheld) to 2.4x (with AMX) as fast
-    in int8 (`benchmarks/embed_runtimes.py`, docs/benchmarks.md). A model it recognises nothing
-    in, or fails on, is left as exported (and the manifest's `fused` is empty). The probes then
-    check the result against the torch vectors."""
+    embeds 1.5x as fast in float32 and, quantized, 2.4x as fast in int8 on a Xeon with AMX (1.9x
+    torch's float32 with AMX withheld; `benchmarks/embed_runtimes.py`, docs/benchmarks.md). A
+    model it recognises nothing in, or fails on, is left as exported (and the manifest's `fused`
+    is empty). The probes then check the result against the torch vectors."""
     from onnxruntime.transformers.optimizer import optimize_model
 
     heads = getattr(config, "num_attention_heads", None)
