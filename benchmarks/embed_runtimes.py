@@ -17,7 +17,6 @@ the machine.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import tempfile
@@ -31,8 +30,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from footnote.application import create_app
+from footnote.bench.amx import corpus_arguments
 from footnote.config import Settings
-from footnote.models.cpu import machine, withhold_amx
+from footnote.models.cpu import machine
 from footnote.models.onnx_embedder import onnx_session
 from footnote.models.registry import resolve_embedder
 
@@ -47,17 +47,7 @@ def _timed(embed: Any, texts: list[str]) -> tuple[float, np.ndarray]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("dataset", type=Path, help="BEIR folder with corpus.jsonl")
-    parser.add_argument("--limit", type=int, default=600)
-    parser.add_argument(
-        "--withhold-amx",
-        action="store_true",
-        help="refuse this process the AMX tiles (Linux), standing in for a CPU without AMX",
-    )
-    args = parser.parse_args()
-    if args.withhold_amx:
-        withhold_amx()
+    args, amx_label = corpus_arguments(__doc__, limit=600)
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -65,7 +55,7 @@ def main() -> None:
     texts = [f"{row.get('title', '')}\n{row['text']}" for row in rows]
     torch.set_num_threads(os.cpu_count() or 1)
     plain = SentenceTransformer(resolve_embedder("minilm-l6"), device="cpu")
-    tokens = sum(min(plain.max_seq_length, len(ids)) for ids in plain.tokenizer(texts)["input_ids"])
+    tokens = sum(min(plain.max_seq_length or 256, len(ids)) for ids in plain.tokenizer(texts)["input_ids"])
 
     def plain_encode(batch: list[str]) -> Any:
         return plain.encode(batch, batch_size=32, normalize_embeddings=True)
@@ -125,7 +115,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     capped = os.environ.get("ONEDNN_MAX_CPU_ISA")
     label = f"-onednn-{capped.lower()}" if capped else ""
-    label += "-no-amx" if args.withhold_amx else ""
+    label += amx_label
     path = RESULTS / f"embed_runtimes{label}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path}")

@@ -35,9 +35,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+from footnote.bench.amx import add_amx_option, apply_amx_option
 from footnote.bench.ingest import footnote_ingest, plain_encode, with_ratio, write_ingest_chart
 from footnote.config import Settings
-from footnote.models.cpu import machine, withhold_amx
+from footnote.models.cpu import machine
 from footnote.models.registry import resolve_embedder
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -68,15 +69,10 @@ def main() -> None:
         "--precision", choices=("auto", "fp32", "int8", "bf16"), help="default: the application's setting"
     )
     parser.add_argument("--phase", choices=("both", "encode", "ingest"), default="both")
-    parser.add_argument(
-        "--withhold-amx",
-        action="store_true",
-        help="refuse this process the AMX tiles (Linux), standing in for a CPU without AMX",
-    )
+    add_amx_option(parser)
     parser.add_argument("--plain-from", type=Path, help="with --phase ingest: JSON saved by --phase encode")
     args = parser.parse_args()
-    if args.withhold_amx:
-        withhold_amx()
+    amx_label = apply_amx_option(args)
     corpus = args.dataset / "corpus.jsonl"
     if not corpus.is_file():
         raise SystemExit(f"{corpus} not found; pass the BEIR SciFact folder (with corpus.jsonl)")
@@ -116,7 +112,7 @@ def main() -> None:
     suffix = "" if args.phase == "both" else f"-{args.phase}"
     if ingest:
         suffix += "-{runtime}-{precision}".format(**ingest["footnote_embedder"])
-    suffix += "-no-amx" if args.withhold_amx else ""
+    suffix += amx_label
     report = RESULTS / f"ingest_scifact{suffix}-{stamp}.json"
     report.write_text(json.dumps(result, indent=2) + "\n")
     if ingest and plain:

@@ -18,7 +18,6 @@ Saves the figures, with the CPU's flags, under benchmarks/results/.
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import os
@@ -33,9 +32,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
+from footnote.bench.amx import corpus_arguments
 from footnote.config import Settings
 from footnote.models.base import padded_batches
-from footnote.models.cpu import machine, withhold_amx
+from footnote.models.cpu import machine
 from footnote.models.onnx_embedder import exported_model
 from footnote.models.onnx_int8 import quantized_model
 from footnote.models.registry import resolve_embedder
@@ -121,17 +121,7 @@ def _operator_shares(graph: Path, batches: list[tuple[list[int], dict[str, np.nd
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("dataset", type=Path, help="BEIR folder with corpus.jsonl")
-    parser.add_argument("--limit", type=int, default=400)
-    parser.add_argument(
-        "--withhold-amx",
-        action="store_true",
-        help="refuse this process the AMX tiles (Linux), standing in for a CPU without AMX",
-    )
-    args = parser.parse_args()
-    if args.withhold_amx:
-        withhold_amx()
+    args, amx_label = corpus_arguments(__doc__, limit=400)
     from tokenizers import Tokenizer
 
     export = exported_model(Path(resolve_embedder("minilm-l6")), Settings().model_cache, "minilm-l6")
@@ -182,7 +172,7 @@ def main() -> None:
     }
     print(json.dumps(report, indent=2))
     RESULTS.mkdir(exist_ok=True)
-    label = "-no-amx" if args.withhold_amx else ""
+    label = amx_label
     path = RESULTS / f"int8_variants{label}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path}")
