@@ -33,7 +33,7 @@ from footnote.application import create_app
 from footnote.bench.amx import corpus_arguments
 from footnote.config import Settings
 from footnote.models.cpu import machine
-from footnote.models.onnx_embedder import onnx_session
+from footnote.models.onnx_embedder import embedder_session
 from footnote.models.registry import resolve_embedder
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -82,7 +82,7 @@ def main() -> None:
             results[f"onnx-{precision}"] = seconds
             cosines[f"onnx-{precision}"] = float((vectors * reference).sum(axis=1).min())
             for threads in (1, 2):
-                embedder._query_session = onnx_session(embedder._model.graph, threads=threads)
+                embedder._query_session = embedder_session(embedder._model.graph, threads=threads)
                 times = []
                 for text in question:
                     started = time.perf_counter()

@@ -4,8 +4,10 @@ Takes the bundled MiniLM's fused float export (made as the application makes it)
 first N SciFact abstracts cut at 200 tokens (an ingest chunk's size), in one run:
 
 - times its int8 copies quantized three ways: int8 weights with one scale per output channel
-  (what footnote ships), one scale per matrix, and uint8 weights; with the lowest cosine of each
-  to the float graph's vectors;
+  (what footnote ships), one scale per matrix, and uint8 weights; and the shipped copy (and the
+  float graph) with ONNX Runtime left to fuse each residual addition with its layer norm, which
+  footnote's sessions keep apart (`models.onnx_embedder.KEPT_APART`); with the lowest cosine of
+  each to the float graph's vectors;
 - times the shipped int8 copy with batches limited to 200 to 8,192 padded positions
   (`models.base.padded_batches`; footnote uses 512);
 - profiles the shipped int8 copy's operators (ONNX Runtime's own profiler) and prints the share
@@ -36,7 +38,7 @@ from footnote.bench.amx import corpus_arguments
 from footnote.config import Settings
 from footnote.models.base import padded_batches
 from footnote.models.cpu import machine
-from footnote.models.onnx_embedder import exported_model
+from footnote.models.onnx_embedder import KEPT_APART, exported_model
 from footnote.models.onnx_int8 import quantized_model
 from footnote.models.registry import resolve_embedder
 
@@ -45,7 +47,7 @@ CHUNK_TOKENS = 200
 POSITION_LIMITS = (200, 384, 512, 768, 1024, 2048, 4096, 8192)
 
 
-def _session(graph: Path, profile_prefix: str | None = None) -> Any:
+def _session(graph: Path, profile_prefix: str | None = None, disabled: tuple[str, ...] = KEPT_APART) -> Any:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -55,7 +57,9 @@ def _session(graph: Path, profile_prefix: str | None = None) -> Any:
     if profile_prefix is not None:
         options.enable_profiling = True
         options.profile_file_prefix = profile_prefix
-    return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(
+        str(graph), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled)
+    )
 
 
 def _feeds(encodings: list[Any]) -> dict[str, np.ndarray]:
@@ -146,8 +150,11 @@ def main() -> None:
         ):
             graphs[name] = Path(scratch) / f"{len(graphs)}.onnx"
             _quantize(export.graph, graphs[name], per_channel, unsigned)
-        for name, graph in graphs.items():
-            seconds, vectors = _run(_session(graph), default, len(encodings))
+        sessions = {name: _session(graph) for name, graph in graphs.items()}
+        sessions["float32, residual and layer norm fused"] = _session(export.graph, disabled=())
+        sessions["int8 shipped, residual and layer norm fused"] = _session(shipped.graph, disabled=())
+        for name, session in sessions.items():
+            seconds, vectors = _run(session, default, len(encodings))
             recipes[name] = {
                 "tokens_per_second": round(tokens / seconds),
                 "min_cosine_to_float": round(float((vectors * reference).sum(axis=1).min()), 4),

@@ -37,7 +37,13 @@ from footnote.models.registry import sha256_file, verify_file
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMAT = 2  # bumped whenever the exported graph changes, so old copies are re-exported
+EXPORT_FORMAT = 3  # bumped whenever the exported graph changes, so old copies are re-exported
+# ONNX Runtime can fuse each residual addition with the layer norm after it
+# (SkipLayerNormalization); on the CPU that one operator took about 5 times as long as the two
+# it replaces in MiniLM's int8 graph, so the export leaves them apart and embedder sessions keep
+# ONNX Runtime's own optimizer from fusing them again: int8 embeds about a quarter faster, float
+# a tenth (`benchmarks/int8_variants.py`).
+KEPT_APART = ("SkipLayerNormFusion",)
 MANIFEST = "export.json"
 MIN_PROBE_COSINE = 0.99999  # exported vectors must match torch's this closely
 PROBES = (
@@ -102,7 +108,7 @@ class OnnxEmbedder(Embedder):
         self._tokenizer = Tokenizer.from_file(str(model.tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(model.max_tokens)
-        self._query_session = onnx_session(model.graph, threads=query_threads)
+        self._query_session = embedder_session(model.graph, threads=query_threads)
         self._batch_session: Any = None
         self._recent = RecentVectors()
         # Token positions run through the model in batches, and how many of them were real
@@ -132,7 +138,7 @@ class OnnxEmbedder(Embedder):
     def _run_batch(self, encodings: Sequence[Any]) -> np.ndarray:
         """Vectors for one batch of a bulk embed (single queries take `_embed_one`)."""
         if self._batch_session is None:
-            self._batch_session = onnx_session(self._model.graph, threads=self._threads)
+            self._batch_session = embedder_session(self._model.graph, threads=self._threads)
         return self._run(self._batch_session, encodings)
 
     def embed(self, text: str) -> Vector:
@@ -174,14 +180,23 @@ class OnnxEmbedder(Embedder):
         return feeds
 
 
-def onnx_session(graph: Path, threads: int) -> Any:
+def onnx_session(graph: Path, threads: int, disabled: Sequence[str] = ()) -> Any:
+    """An ONNX Runtime session on the CPU; `disabled` names graph optimizers it must not apply."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3  # warnings about unused initializers are noise here
-    return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(
+        str(graph), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled)
+    )
+
+
+def embedder_session(graph: Path, threads: int) -> Any:
+    """A session on an exported embedder, its residual additions and layer norms kept apart (see
+    `KEPT_APART`)."""
+    return onnx_session(graph, threads, disabled=KEPT_APART)
 
 
 def exported_model(source: Path, models_dir: Path, name: str, verify: bool = True) -> ExportedModel:
@@ -319,14 +334,18 @@ def _export(source: Path, target: Path) -> dict[str, Any]:
 
 def _fuse(graph: Path, config: Any) -> dict[str, int]:
     """Rewrites the exported `graph` in place with ONNX Runtime's fused transformer operators
-    (embedding with layer norm, attention, residual with layer norm, bias with GELU) where its
+    (embedding with layer norm, attention, bias with GELU; residuals and layer norms stay apart,
+    see `KEPT_APART`) where its
     optimizer recognises them, and returns how many of each it made. On MiniLM the fused graph
     embeds 1.5x as fast in float32 and, quantized, 2.4x as fast in int8 on a Xeon with AMX (1.9x
     torch's float32 with AMX withheld; `benchmarks/embed_runtimes.py`, docs/benchmarks.md). A
     model it recognises nothing in, or fails on, is left as exported (and the manifest's `fused`
     is empty). The probes then check the result against the torch vectors."""
+    from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 
+    fusions = FusionOptions("bert")
+    fusions.enable_skip_layer_norm = False  # see KEPT_APART
     heads = getattr(config, "num_attention_heads", None)
     hidden = getattr(config, "hidden_size", None)
     if not heads or not hidden:
@@ -335,7 +354,12 @@ def _fuse(graph: Path, config: Any) -> dict[str, int]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             optimized = optimize_model(
-                str(graph), model_type="bert", num_heads=int(heads), hidden_size=int(hidden), opt_level=0
+                str(graph),
+                model_type="bert",
+                num_heads=int(heads),
+                hidden_size=int(hidden),
+                optimization_options=fusions,
+                opt_level=0,
             )
     except Exception as exc:  # the optimizer raises bare Exceptions; the exported graph still serves
         log.warning("ONNX Runtime's optimizer could not fuse %s (%s); it is kept as exported", graph, exc)
