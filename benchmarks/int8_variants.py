@@ -173,7 +173,8 @@ def main() -> None:
             _quantize(export.graph, graphs[name], per_channel, unsigned)
         fused_gelu = "int8, a scale per output channel, bias and GELU fused"
         graphs[fused_gelu] = Path(scratch) / "bias-gelu-int8.onnx"
-        _quantize(_with_bias_gelu(export.graph, Path(scratch) / "bias-gelu.onnx"), graphs[fused_gelu], True, False)
+        bias_gelu = _with_bias_gelu(export.graph, Path(scratch) / "bias-gelu.onnx")
+        _quantize(bias_gelu, graphs[fused_gelu], True, False)
         sessions = {name: _session(graph) for name, graph in graphs.items()}
         sessions["float32, residual and layer norm fused"] = _session(export.graph, disabled=())
         sessions["int8 shipped, residual and layer norm fused"] = _session(shipped.graph, disabled=())
