@@ -41,8 +41,9 @@ EXPORT_FORMAT = 4  # bumped whenever the exported graph changes, so old copies a
 # ONNX Runtime can fuse each residual addition with the layer norm after it
 # (SkipLayerNormalization); on the CPU that one operator took about 5 times as long as the two
 # it replaces in MiniLM's int8 graph, so the export leaves them apart and embedder sessions keep
-# ONNX Runtime's own optimizer from fusing them again: int8 embeds about a quarter faster, float
-# a tenth (`benchmarks/int8_variants.py`).
+# ONNX Runtime's own optimizer from fusing them again: int8 embeds a quarter to a half faster,
+# float a tenth to a fifth (`benchmarks/int8_variants.py`, `int8_variants-no-amx-20261206-022134.json`,
+# `int8_variants-no-amx-20261206-022345.json`).
 KEPT_APART = ("SkipLayerNormFusion",)
 MANIFEST = "export.json"
 MIN_PROBE_COSINE = 0.99999  # exported vectors must match torch's this closely
@@ -337,7 +338,7 @@ def _fuse(graph: Path, config: Any) -> dict[str, int]:
     (embedding with layer norm, attention, GELU; residuals and layer norms stay apart, see
     `KEPT_APART`, and biases stay with their products) where its
     optimizer recognises them, and returns how many of each it made. On MiniLM the fused graph
-    embeds 1.5x as fast in float32 and, quantized, 2.4x as fast in int8 on a Xeon with AMX (1.9x
+    embeds 1.8x as fast in float32 and, quantized, 2.9x as fast in int8 on a Xeon with AMX (2.4x
     torch's float32 with AMX withheld; `benchmarks/embed_runtimes.py`, docs/benchmarks.md). A
     model it recognises nothing in, or fails on, is left as exported (and the manifest's `fused`
     is empty). The probes then check the result against the torch vectors."""
