@@ -14,6 +14,7 @@ import pytest
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.errors import ModelError
+from footnote.models import onnx_embedder
 from footnote.models.base import Embedder
 from footnote.models.embedders import SentenceTransformerEmbedder
 from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
@@ -72,6 +73,31 @@ def test_an_export_is_reused_and_a_tampered_one_refused(tmp_path: Path) -> None:
         graph.write(b"\0" * 16)
     with pytest.raises(ModelError, match=f"delete {model.folder} to export again"):
         exported_model(source, tmp_path, "minilm-l6")
+
+
+def test_a_fused_graph_that_strays_from_torch_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def stray(graph: Path, target: Path, config: object) -> dict[str, int]:
+        # Stands in for an optimizer that rewrites a model's graph wrongly: one weight scaled.
+        model = onnx.load(str(graph))
+        weight = next(
+            t for t in model.graph.initializer if t.data_type == onnx.TensorProto.FLOAT and t.dims == [384]
+        )
+        values = onnx.numpy_helper.to_array(weight) * 3.0
+        weight.CopyFrom(onnx.numpy_helper.from_array(values, weight.name))
+        onnx.save(model, str(target))
+        return {"Attention": 6}
+
+    monkeypatch.setattr(onnx_embedder, "_fuse", stray)
+    source = Path(resolve_embedder("minilm-l6"))
+    model = exported_model(source, tmp_path, "minilm-l6")
+    assert json.loads((model.folder / "export.json").read_text())["fused"] == {}
+    assert not (model.folder / "traced.onnx").exists()
+    torch_embedder = SentenceTransformerEmbedder(str(source))
+    expected = np.array(torch_embedder.embed_batch(TEXTS))
+    got = np.array(OnnxEmbedder(model, "minilm-l6").embed_batch(TEXTS))
+    assert (expected * got).sum(axis=1).min() > 0.99999
 
 
 def test_a_model_that_does_not_pool_by_mean_is_embedded_with_torch_when_told(tmp_path: Path) -> None:

@@ -305,22 +305,32 @@ def _export(source: Path, target: Path) -> dict[str, Any]:
     # Traced with a padded row, so the graph keeps the masked path for padded batches.
     mask = torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
     sample = (torch.full((2, 8), 1000) * mask, mask) + ((torch.zeros_like(mask),) if token_types else ())
+    traced = target / "traced.onnx"
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tracer notes on shape checks; the probes check the result
         torch.onnx.export(
             graph,
             sample,
-            str(target / "model.onnx"),
+            str(traced),
             input_names=names,
             output_names=["sentence_embedding"],
             dynamic_axes={name: {0: "batch", 1: "tokens"} for name in names},
             opset_version=17,
             dynamo=False,
         )
-    fused = _fuse(target / "model.onnx", encoder.config)
     backend.save(str(target / "tokenizer.json"))
     max_tokens = int(model.max_seq_length or 256)
     exported = ExportedModel(target, int(pooling.get_embedding_dimension()), max_tokens, token_types)
+    fused = _fuse(traced, exported.graph, encoder.config)
+    if fused:
+        cosine = _probe_cosine(model, OnnxEmbedder(exported, "probe"))
+        if cosine < MIN_PROBE_COSINE:
+            log.warning("%s's fused graph strays from torch (cosine %.6f); kept as traced", source, cosine)
+            fused = {}
+    if fused:
+        traced.unlink()
+    else:
+        os.replace(traced, exported.graph)
     _check_probes(model, OnnxEmbedder(exported, "probe"), source)
     return {
         "format": EXPORT_FORMAT,
@@ -333,15 +343,16 @@ def _export(source: Path, target: Path) -> dict[str, Any]:
     }
 
 
-def _fuse(graph: Path, config: Any) -> dict[str, int]:
-    """Rewrites the exported `graph` in place with ONNX Runtime's fused transformer operators
+def _fuse(graph: Path, target: Path, config: Any) -> dict[str, int]:
+    """Writes `graph` with ONNX Runtime's fused transformer operators to `target`
     (embedding with layer norm, attention, GELU; residuals and layer norms stay apart, see
     `KEPT_APART`, and biases stay with their products) where its
-    optimizer recognises them, and returns how many of each it made. On MiniLM the fused graph
+    optimizer recognises them, and returns how many of each it made (nothing written when none,
+    or when the optimizer fails on the graph). On MiniLM the fused graph
     embeds 1.8x as fast in float32 and, quantized, 2.9x as fast in int8 on a Xeon with AMX (2.4x
     torch's float32 with AMX withheld; `benchmarks/embed_runtimes.py`, docs/benchmarks.md). A
-    model it recognises nothing in, or fails on, is left as exported (and the manifest's `fused`
-    is empty). The probes then check the result against the torch vectors."""
+    model it recognises nothing in, or fails on, or whose fused graph strays from torch on the
+    probes, is kept as traced (and the manifest's `fused` is empty)."""
     from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 
@@ -370,7 +381,8 @@ def _fuse(graph: Path, config: Any) -> dict[str, int]:
         log.warning("ONNX Runtime's optimizer could not fuse %s (%s); it is kept as exported", graph, exc)
         return {}
     counts = {name: int(n) for name, n in optimized.get_fused_operator_statistics().items() if n}
-    optimized.save_model_to_file(str(graph))
+    if counts:
+        optimized.save_model_to_file(str(target))
     return counts
 
 
@@ -383,10 +395,15 @@ def _check_modules(model: Any, source: Path) -> tuple[Any, Any]:
     return model[0], model[1]
 
 
-def _check_probes(model: Any, exported: OnnxEmbedder, source: Path) -> None:
+def _probe_cosine(model: Any, exported: OnnxEmbedder) -> float:
+    """The lowest cosine between the torch model's and the exported graph's probe vectors."""
     expected = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
     got = np.array(exported.embed_batch(PROBES))
-    cosine = float((expected * got).sum(axis=1).min())
+    return float((expected * got).sum(axis=1).min())
+
+
+def _check_probes(model: Any, exported: OnnxEmbedder, source: Path) -> None:
+    cosine = _probe_cosine(model, exported)
     if cosine < MIN_PROBE_COSINE:
         raise ModelError(
             f"the ONNX export of {source} differs from the torch model (cosine {cosine:.6f}); "
