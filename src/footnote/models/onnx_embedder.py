@@ -321,17 +321,22 @@ def _export(source: Path, target: Path) -> dict[str, Any]:
     backend.save(str(target / "tokenizer.json"))
     max_tokens = int(model.max_seq_length or 256)
     exported = ExportedModel(target, int(pooling.get_embedding_dimension()), max_tokens, token_types)
+    expected = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
     fused = _fuse(traced, exported.graph, encoder.config)
-    if fused:
-        cosine = _probe_cosine(model, OnnxEmbedder(exported, "probe"))
-        if cosine < MIN_PROBE_COSINE:
-            log.warning("%s's fused graph strays from torch (cosine %.6f); kept as traced", source, cosine)
-            fused = {}
+    cosine = _probe_cosine(expected, exported) if fused else 0.0
+    if fused and cosine < MIN_PROBE_COSINE:
+        log.warning("%s's fused graph strays from torch (cosine %.6f); kept as traced", source, cosine)
+        fused = {}
     if fused:
         traced.unlink()
     else:
         os.replace(traced, exported.graph)
-    _check_probes(model, OnnxEmbedder(exported, "probe"), source)
+        cosine = _probe_cosine(expected, exported)
+    if cosine < MIN_PROBE_COSINE:
+        raise ModelError(
+            f"the ONNX export of {source} differs from the torch model (cosine {cosine:.6f}); "
+            "set FOOTNOTE_EMBED_RUNTIME=torch"
+        )
     return {
         "format": EXPORT_FORMAT,
         "source": str(source),
@@ -344,28 +349,26 @@ def _export(source: Path, target: Path) -> dict[str, Any]:
 
 
 def _fuse(graph: Path, target: Path, config: Any) -> dict[str, int]:
-    """Writes `graph` with ONNX Runtime's fused transformer operators to `target`
-    (embedding with layer norm, attention, GELU; residuals and layer norms stay apart, see
-    `KEPT_APART`, and biases stay with their products) where its
-    optimizer recognises them, and returns how many of each it made (nothing written when none,
-    or when the optimizer fails on the graph). On MiniLM the fused graph
-    embeds 1.8x as fast in float32 and, quantized, 2.9x as fast in int8 on a Xeon with AMX (2.4x
-    torch's float32 with AMX withheld; `benchmarks/embed_runtimes.py`, docs/benchmarks.md). A
-    model it recognises nothing in, or fails on, or whose fused graph strays from torch on the
-    probes, is kept as traced (and the manifest's `fused` is empty)."""
+    """Writes `graph` to `target` with ONNX Runtime's fused transformer operators where its
+    optimizer recognises them (the embedding with its layer norm, each attention, each GELU;
+    residuals and layer norms stay apart, see `KEPT_APART`, and biases stay with their products)
+    and returns how many of each it made; nothing is written when it makes none or fails on the
+    graph. On MiniLM the fused graph embeds 1.8x as fast in float32 and, quantized, 2.9x as fast
+    in int8 on a Xeon with AMX (2.4x torch's float32 with AMX withheld;
+    `benchmarks/embed_runtimes.py`, docs/benchmarks.md)."""
     from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
 
+    heads = getattr(config, "num_attention_heads", None)
+    hidden = getattr(config, "hidden_size", None)
+    if not heads or not hidden:
+        return {}
     fusions = FusionOptions("bert")
     fusions.enable_skip_layer_norm = False  # see KEPT_APART
     # A bias left to its matrix product (which ONNX Runtime folds into the int8 product) and a
     # plain GELU after it: int8 embeds as fast as with the two fused as BiasGelu, or slightly
     # faster (`int8_variants-no-amx-20261206-022134.json`, `-022345.json`).
     fusions.enable_bias_gelu = False
-    heads = getattr(config, "num_attention_heads", None)
-    hidden = getattr(config, "hidden_size", None)
-    if not heads or not hidden:
-        return {}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -395,20 +398,10 @@ def _check_modules(model: Any, source: Path) -> tuple[Any, Any]:
     return model[0], model[1]
 
 
-def _probe_cosine(model: Any, exported: OnnxEmbedder) -> float:
-    """The lowest cosine between the torch model's and the exported graph's probe vectors."""
-    expected = model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True)
-    got = np.array(exported.embed_batch(PROBES))
+def _probe_cosine(expected: np.ndarray, exported: ExportedModel) -> float:
+    """The lowest cosine between the torch model's probe vectors (`expected`) and the graph's."""
+    got = np.array(OnnxEmbedder(exported, "probe").embed_batch(PROBES))
     return float((expected * got).sum(axis=1).min())
-
-
-def _check_probes(model: Any, exported: OnnxEmbedder, source: Path) -> None:
-    cosine = _probe_cosine(model, exported)
-    if cosine < MIN_PROBE_COSINE:
-        raise ModelError(
-            f"the ONNX export of {source} differs from the torch model (cosine {cosine:.6f}); "
-            "set FOOTNOTE_EMBED_RUNTIME=torch"
-        )
 
 
 def _pooled_encoder(transformer: Any, token_types: bool) -> Any:
