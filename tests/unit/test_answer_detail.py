@@ -2,8 +2,9 @@
 its OpenAPI spec and `footnote ask --json`.
 
 Its JSON is, byte for byte, the dict the server built by hand before the model existed
-(`dict_before_the_model`), for real answers of every kind: written with a flagged sentence,
-withheld, declined as unrelated, and with the optional fields of sources filled in.
+(`dict_before_the_model`, with `unsupported_sentences` added since: the claims no source supports,
+never shown), for real answers of every kind: written with a flagged sentence, withheld, declined
+as unrelated, and with the optional fields of sources filled in.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def dict_before_the_model(answer: Answer) -> dict[str, Any]:
         data["heading_path"] = list(hit.heading_path)
         return data
 
-    shown = [] if answer.withheld else answer.sentences
+    written = [s for s in answer.sentences if not s.flagged]
+    shown = [] if answer.withheld else written
     return {
         "question": answer.question,
         "answer": answer.text,
@@ -70,7 +72,8 @@ def dict_before_the_model(answer: Answer) -> dict[str, Any]:
         "unknown_words": list(answer.unknown_words),
         "sentences": [sentence_dict(s) for s in shown],
         "citations": [asdict(c) for s in shown for c in s.citations],
-        "withheld_sentences": [sentence_dict(s) for s in answer.sentences] if answer.withheld else [],
+        "withheld_sentences": [sentence_dict(s) for s in written] if answer.withheld else [],
+        "unsupported_sentences": [sentence_dict(s) for s in answer.sentences if s.flagged],
         "sources": [source_dict(number, hit) for number, hit in enumerate(answer.sources, start=1)],
         "related_questions": list(answer.related_questions),
         "timings_ms": {k: round(v, 1) for k, v in answer.timings_ms.items()},

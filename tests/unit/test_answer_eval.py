@@ -160,6 +160,16 @@ def test_an_unsupported_reply_falls_back_to_the_best_source_sentence(app: Applic
     assert "Tampa, Florida" in answer.text
 
 
+def test_unsupported_sentences_are_counted_as_written_and_never_as_shown(app: Application) -> None:
+    answers = answers_with(app, [f"{POSITIVE} Green cheese is made on the Moon."])
+    result = evaluate_run(answers, [RECORD], "reading", passages=2)
+    [outcome] = result.outcomes
+    assert (outcome.unsupported_written, outcome.unsupported_shown) == (1, 0)
+    assert "Green cheese" not in outcome.answer
+    metrics = result.metrics()
+    assert metrics["unsupported_rate"] == 0.5 and metrics["unsupported_shown"] == 0
+
+
 def test_a_quote_matching_the_question_too_little_is_not_given_as_the_answer(app: Application) -> None:
     engine = engine_with(app, ["Green cheese is made on the Moon."] * 2)
     hits = given_passages(RECORD, 2, answerable=True)
@@ -168,9 +178,9 @@ def test_a_quote_matching_the_question_too_little_is_not_given_as_the_answer(app
     withheld = engine.ask_sources(RECORD.query, hits)
     assert quoted.extracted and quoted.citations
     assert not withheld.extracted and withheld.abstained and withheld.citations == []
-    # The model's unsupported sentence is still shown, flagged.
-    assert [s.text for s in withheld.sentences] == ["Green cheese is made on the Moon."]
-    assert withheld.sentences[0].flagged and "Green cheese" in withheld.text
+    # The model's unsupported sentence is kept for inspection, never shown: the answer is declined.
+    assert [s.text for s in withheld.unsupported_sentences] == ["Green cheese is made on the Moon."]
+    assert withheld.text == NO_ANSWER and "Green cheese" not in withheld.text
 
 
 def test_a_judge_scores_the_share_of_citations_it_finds_supporting(app: Application) -> None:

@@ -108,7 +108,7 @@ def test_a_copied_sentence_is_cited_verbatim(app: Application) -> None:
     assert citation.path == str((app.settings.home.parent / "docs" / "fresnel.md").resolve())
 
 
-def test_a_fabricated_sentence_is_flagged(app: Application) -> None:
+def test_a_fabricated_sentence_is_flagged_and_left_out(app: Application) -> None:
     answer = app.ask(QUESTION)
 
     fabricated = answer.sentences[1]
@@ -119,7 +119,10 @@ def test_a_fabricated_sentence_is_flagged(app: Application) -> None:
     assert fabricated.model_markers == [1]  # the model's marker was not trusted
     assert answer.citations == answer.sentences[0].citations
     assert not answer.abstained
-    assert answer.text == f"{COPIED[:-1]} [1]. {FABRICATED}"
+    # Kept for inspection, never shown as the answer.
+    assert answer.shown_sentences == answer.sentences[:1]
+    assert answer.unsupported_sentences == [fabricated]
+    assert answer.text == f"{COPIED[:-1]} [1]."
     assert answer.raw_text == REPLY
 
 
@@ -133,14 +136,14 @@ def test_events_come_in_order_and_sentences_arrive_while_streaming(app: Applicat
     assert kinds[1] is TokenEvent
     token_at = [i for i, kind in enumerate(kinds) if kind is TokenEvent]
     sentence_at = [i for i, kind in enumerate(kinds) if kind is SentenceEvent]
-    assert len(sentence_at) == 2
+    assert len(sentence_at) == 1  # the fabricated sentence is never sent
     # The first sentence is checked and sent while tokens are still streaming.
     assert sentence_at[0] < token_at[-1]
 
     answer = answer_of(events)
     sentence_events = [e for e in events if isinstance(e, SentenceEvent)]
-    assert [e.index for e in sentence_events] == [0, 1]
-    assert [e.sentence for e in sentence_events] == answer.sentences
+    assert [e.index for e in sentence_events] == [0]
+    assert [e.sentence for e in sentence_events] == answer.shown_sentences
     assert "".join(e.text for e in events if isinstance(e, TokenEvent)) == answer.raw_text
     first = events[0]
     assert isinstance(first, SourcesEvent)
@@ -195,8 +198,9 @@ def test_to_dict_is_json_with_answer_citations_and_sources(app: Application) -> 
     assert [s["number"] for s in data["sources"]] == [1, 2, 3]
     assert data["sources"][0]["heading_path"] == ["Fresnel lens"]
     assert data["sources"][0]["text"] == answer.sources[0].text
-    assert [s["flagged"] for s in data["sentences"]] == [False, True]
-    assert [s["citations"] for s in data["sentences"]] == [[1], []]
+    assert [s["flagged"] for s in data["sentences"]] == [False]
+    assert [s["citations"] for s in data["sentences"]] == [[1]]
+    assert [(s["text"], s["flagged"]) for s in data["unsupported_sentences"]] == [(FABRICATED, True)]
 
 
 @pytest.mark.parametrize("question", ["", "   ", "\n\t "])

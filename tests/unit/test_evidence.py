@@ -359,8 +359,9 @@ def _placed(model: list[AnswerSentence], quote: AnswerSentence) -> list[str]:
 
     out = list(with_quote(iter(events), [quote], sentences, corroborates))
     streamed = [event for event in out if isinstance(event, SentenceEvent)]
-    assert [event.index for event in streamed] == list(range(len(sentences)))
-    assert [event.sentence for event in streamed] == sentences
+    # Every sentence is kept; one no source supports is never streamed.
+    assert [sentences[event.index] for event in streamed] == [event.sentence for event in streamed]
+    assert [event.sentence for event in streamed] == [s for s in sentences if not s.flagged]
     assert isinstance(out[0], TokenEvent)  # tokens are not held back
     return [sentence.text for sentence in sentences]
 
@@ -408,10 +409,12 @@ def test_the_model_is_stopped_after_its_two_sentences(tmp_path: Path) -> None:
         events = list(app.ask_stream("What buffer size does sftp use unless -B is given?"))
     finally:
         app.close()
-    sentences = [event.sentence.text for event in events if isinstance(event, SentenceEvent)]
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    sentences = [sentence.text for sentence in done.answer.sentences]
     tokens = "".join(event.text for event in events if isinstance(event, TokenEvent))
     assert "The default is 32768 bytes." in sentences[0]
-    # The quoted passages come first, then the model's two sentences and no third.
+    # The quoted passages come first, then the model's two sentences (kept, shown or not) and no third.
     assert sentences[-2:] == ["The buffer is 32768 bytes unless -B is given.", "It is set with -B."]
     assert "fatal error" not in tokens  # the model was stopped, not only its sentence hidden
 

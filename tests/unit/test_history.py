@@ -163,9 +163,11 @@ def test_injected_instructions_in_a_document_stay_data(app: Application) -> None
     # The document sits inside the numbered sources of the user message, never in the system role.
     assert prompt[0].content == SYSTEM_PROMPT and INJECTION not in prompt[0].content
     assert INJECTION in prompt[-1].content.split("Question:")[0]
-    # Echoing the system prompt is not supported by any source: flagged, never cited as fact.
+    # Echoing the system prompt is not supported by any source: flagged, never cited as fact,
+    # never shown as the answer.
     leaked = [s for s in answer.sentences if s.text and s.text in SYSTEM_PROMPT]
     assert leaked and all(not s.citations for s in leaked)
+    assert not any(s.text in answer.text for s in leaked if s.flagged)
     assert set(answer.to_dict()) >= {"answer", "sentences", "citations", "sources"}
 
 

@@ -313,6 +313,10 @@ GATES = {
     "relevance floor": ({"relevance_floor": 0.99}, APPLE_REPLY, None),
     # nothing the model wrote is supported: the best source sentence is quoted instead
     "extracted quote": ({}, UNSUPPORTED_REPLY, None),
+    # nothing the model wrote is supported, and no source sentence is quoted: declined
+    "unsupported only": ({"quote_above": 0.99}, UNSUPPORTED_REPLY, None),
+    # a sentence no source supports beside supported ones: left out
+    "unsupported left out": ({}, f"{APPLE_REPLY} {UNSUPPORTED_REPLY}", None),
     # the judge decides support: it backs only the first sentence
     "judge": ({}, APPLE_REPLY, WordJudge()),
     # the evidence reader quotes its passage first, then the model's sentence
@@ -333,7 +337,8 @@ def test_streamed_text_equals_the_completion_whatever_the_gate_decides(tmp_path:
     assert streamed_text(chunks) == content
     final = [c for c in chunks if isinstance(c, dict) and "footnote" in c]
     assert final[0]["footnote"]["answer"] == content
-    if gate in ("abstention", "relevance floor"):
+    assert "Penguins" not in streamed_text(chunks)  # nothing unsupported is ever shown
+    if gate in ("abstention", "relevance floor", "unsupported only"):
         assert content == NO_ANSWER and whole["footnote"]["abstained"]
         # no withheld claim was streamed before the gate decided
         assert "Apple trees" not in streamed_text(chunks)

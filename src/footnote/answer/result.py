@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from footnote.answer.citations import AnswerSentence, Citation
+from footnote.answer.citations import AnswerSentence, Citation, is_no_answer
 from footnote.answer.render import render_markdown
 from footnote.answer.usage import ANSWER_STEP, TokenUsage
 from footnote.core.hits import SearchHit
@@ -55,9 +55,15 @@ class Answer:
 
     @property
     def shown_sentences(self) -> list[AnswerSentence]:
-        """The sentences a client shows: none of a withheld answer, so that what a client renders
-        is what footnote decided (the withheld ones stay in `sentences`, for inspection)."""
-        return [] if self.withheld else self.sentences
+        """The sentences a client shows: none of a withheld answer, and never a claim no source
+        supports, so that what a client renders is what footnote decided (the others stay in
+        `sentences`, for inspection)."""
+        return [] if self.withheld else shown_of(self.sentences)
+
+    @property
+    def unsupported_sentences(self) -> list[AnswerSentence]:
+        """The claims no source supports (`flagged`): written by the model, left out of the answer."""
+        return [sentence for sentence in self.sentences if sentence.flagged]
 
     @property
     def shown_citations(self) -> list[Citation]:
@@ -66,7 +72,7 @@ class Answer:
 
     def detail(self) -> AnswerDetail:
         """The answer as clients receive it: the HTTP API's `footnote` field and `--json` output."""
-        shown = self.shown_sentences
+        shown, written = self.shown_sentences, shown_of(self.sentences)
         return AnswerDetail(
             question=self.question,
             answer=self.text,
@@ -85,7 +91,8 @@ class Answer:
             unknown_words=list(self.unknown_words),
             sentences=[CheckedSentence.of(s) for s in shown],
             citations=[SpanCitation.of(c) for c in self.shown_citations],
-            withheld_sentences=[CheckedSentence.of(s) for s in self.sentences] if self.withheld else [],
+            withheld_sentences=[CheckedSentence.of(s) for s in written] if self.withheld else [],
+            unsupported_sentences=[CheckedSentence.of(s) for s in self.unsupported_sentences],
             sources=[AnswerSource.of(number, hit) for number, hit in enumerate(self.sources, start=1)],
             related_questions=list(self.related_questions),
             timings_ms={k: round(v, 1) for k, v in self.timings_ms.items()},
@@ -109,7 +116,7 @@ class CheckedSentence(BaseModel):
 
     text: str = Field(description="the sentence, the model's markers stripped")
     supported: bool = Field(description="a source span supports it")
-    flagged: bool = Field(description="a claim no source supports: show it as unsupported")
+    flagged: bool = Field(description="a claim no source supports: never shown as part of the answer")
     is_claim: bool = Field(description="false for a question, a lead-in or the no-answer sentence")
     score: float = Field(description="the best support score any source span reached")
     model_markers: list[int] = Field(description="the [n] markers the model wrote")
@@ -178,7 +185,9 @@ class AnswerSource(BaseModel):
 class AnswerDetail(BaseModel):
     """footnote's checked sentences and span-level citations of one answer, with its sources.
 
-    A withheld answer shows no sentence and no citation; its sentences are in `withheld_sentences`."""
+    `sentences` are those shown. A claim no source supports is never shown: it is in
+    `unsupported_sentences`. A withheld answer shows no sentence and no citation; the sentences
+    it would have shown are in `withheld_sentences`."""
 
     question: str
     answer: str = Field(description="the answer with verified footnotes, as Markdown")
@@ -199,10 +208,13 @@ class AnswerDetail(BaseModel):
     usage: dict[str, StepUsage] = Field(description="tokens per step: answer, condense, related")
     truncated: bool = Field(description="the answer stopped at its token limit")
     unknown_words: list[str] = Field(description="words of the question no document holds")
-    sentences: list[CheckedSentence] = Field(description="the checked sentences; none when withheld")
-    citations: list[SpanCitation] = Field(description="every sentence's citations, in order")
+    sentences: list[CheckedSentence] = Field(description="the checked sentences shown; none when withheld")
+    citations: list[SpanCitation] = Field(description="every shown sentence's citations, in order")
     withheld_sentences: list[CheckedSentence] = Field(
-        description="a withheld answer's sentences, for inspection"
+        description="the sentences a withheld answer would have shown, for inspection"
+    )
+    unsupported_sentences: list[CheckedSentence] = Field(
+        description="the claims the model wrote that no source supports (`flagged`): left out of the answer"
     )
     sources: list[AnswerSource] = Field(description="what the model was given, numbered from 1")
     related_questions: list[str]
@@ -255,8 +267,13 @@ class Asked:
     usage: TokenUsage
 
     def answer(self, raw: str, sentences: list[AnswerSentence], **fields: Any) -> Answer:
-        """The answer from what the model wrote (`raw`) and the checked `sentences`."""
-        text = render_markdown(sentences) if sentences else raw
+        """The answer from what the model wrote (`raw`) and the checked `sentences`. Its text is
+        the shown ones (`shown_of`); when nothing is shown, or the claims were all left out and
+        what is left says nothing (a notice, a lead-in), the no-answer sentence ends it: an
+        answer whose every claim lacks a source is declined, never empty nor the model's text."""
+        if _all_claims_left_out(sentences):
+            sentences = [*sentences, AnswerSentence(self.no_answer, [], False, [], False, is_claim=False)]
+        text = render_markdown(shown_of(sentences)) if sentences else self.no_answer
         return Answer(
             self.question,
             text,
@@ -272,3 +289,15 @@ class Asked:
     def declined(self, **fields: Any) -> Answer:
         """The no-answer sentence, with the sources shown and nothing generated."""
         return self.answer(self.no_answer, [], **fields)
+
+
+def shown_of(sentences: list[AnswerSentence]) -> list[AnswerSentence]:
+    """The sentences an answer shows: all but the claims no source supports (`flagged`)."""
+    return [sentence for sentence in sentences if not sentence.flagged]
+
+
+def _all_claims_left_out(sentences: list[AnswerSentence]) -> bool:
+    """Whether claims were left out (`flagged`) and what is shown holds no answer: no supported
+    claim, no no-answer sentence (a notice or a lead-in alone answers nothing)."""
+    shown = shown_of(sentences)
+    return len(shown) < len(sentences) and not any(s.is_claim or is_no_answer(s.text) for s in shown)

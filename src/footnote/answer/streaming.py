@@ -70,7 +70,9 @@ def generate_checked(
 ) -> Iterator[AnswerEvent]:
     """Stream the model's reply, checking each sentence (added to `sentences`) as soon as it is
     complete; a model caught in a loop is cut off at its first repeated or degenerate sentence,
-    which is never shown. With `most` set, the model stops after that many sentences."""
+    which is never shown. With `most` set, the model stops after that many sentences. Every
+    checked sentence is yielded, flagged ones too: `with_quote` keeps them in the answer and
+    leaves them out of what is shown."""
     assembler = SentenceAssembler()
     repeated = enough = False
     first = len(sentences)
@@ -123,7 +125,10 @@ def with_quote(
     with `quotes` held until the model's first sentence is checked. Each quote goes before that
     sentence unless the sentence is supported by other sources only and the quote does not hold
     its answer (`corroborates(quote, sentence)`): a passage the answer does not rest on would put
-    a footnote beside the point. With no sentence from the model, the quotes are the answer."""
+    a footnote beside the point. With no sentence from the model, the quotes are the answer.
+    A claim no source supports (`flagged`) is added to `sentences`, for inspection, but never
+    yielded: nothing unsupported is shown as the answer. An event's index is its sentence's
+    place in `sentences`."""
     pending = list(quotes)
     for event in events:
         if not isinstance(event, SentenceEvent):
@@ -135,7 +140,8 @@ def with_quote(
                 yield SentenceEvent(len(sentences) - 1, quote)
         pending = []
         sentences.append(event.sentence)
-        yield SentenceEvent(len(sentences) - 1, event.sentence)
+        if not event.sentence.flagged:
+            yield SentenceEvent(len(sentences) - 1, event.sentence)
     for quote in pending:
         sentences.append(quote)
         yield SentenceEvent(len(sentences) - 1, quote)

@@ -21,6 +21,7 @@ _COLUMNS = {
     "citation_recall_answers": "cite rec (ans)",
     "citation_judged": "judged",
     "unsupported_rate": "unsupported",
+    "unsupported_shown": "unsupp. shown",
     "abstention_accuracy": "abstain acc",
     "false_abstention": "false abstain",
     "mean_seconds": "s/question",
@@ -106,4 +107,6 @@ def _print_table(name: str, questions: int, model: object, results: list[RunResu
 
 
 def _cell(value: float | int | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    if value is None:
+        return "-"
+    return str(value) if isinstance(value, int) else f"{value:.3f}"

@@ -31,17 +31,13 @@ def print_error(message: str) -> None:
 
 
 class SentencePrinter:
-    """Prints checked sentences as they arrive, then what they left out of the finished answer;
-    unsupported sentences are shown in yellow."""
+    """Prints checked sentences as they arrive, then what they left out of the finished answer."""
 
     def __init__(self) -> None:
         self._renderer = MarkdownRenderer()
 
     def print(self, sentence: AnswerSentence) -> None:
-        piece = escape(self._renderer.add(sentence))
-        if sentence.flagged:
-            piece = f"[yellow]{piece}[/][dim] (unsupported)[/]"
-        console.print(piece, end="", soft_wrap=True)
+        console.print(escape(self._renderer.add(sentence)), end="", soft_wrap=True)
 
     def finish(self, answer: Answer) -> None:
         """The rest of the answer's text: all of it when no sentence was printed (a declined or
@@ -53,7 +49,8 @@ class SentencePrinter:
 
 def print_sources(answer: Answer) -> None:
     """The numbered sources, with the quote each footnote points at (none for a withheld answer,
-    whose sentences are not shown: what is printed is what footnote decided)."""
+    whose sentences are not shown: what is printed is what footnote decided), then, dimmed, how
+    many sentences were left out because no source supports them."""
     cited = {c.number: c for c in answer.shown_citations}
     if not answer.sources:
         return
@@ -69,9 +66,9 @@ def print_sources(answer: Answer) -> None:
                 f"[dim]chars {citation.start}-{citation.end}[/]",
                 soft_wrap=True,
             )
-    flagged = sum(1 for s in answer.shown_sentences if s.flagged)
-    if flagged:
-        console.print(f"[yellow]{flagged} sentence(s) have no supporting passage in the sources.[/]")
+    left_out = len(answer.unsupported_sentences)
+    if left_out:
+        console.print(f"[dim]{left_out} sentence(s) left out: no source supports them.[/]")
 
 
 def print_related(answer: Answer) -> None:

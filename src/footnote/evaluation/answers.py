@@ -26,7 +26,9 @@ Metrics (all over the questions of one run):
 - citation judged (with `--judge MODEL`): of all citations, the share whose quoted span the
   judge finds supporting its sentence. Judge the answers with a model the checker does not use,
   or the figure only repeats the checker's own verdict.
-- unsupported rate: of all claim sentences, the share no source supports (flagged).
+- unsupported rate: of all claim sentences the model wrote, the share no source supports
+  (flagged); they are left out of the answer.
+- unsupported shown: flagged sentences among those the answers show (none is ever shown: 0).
 - abstention accuracy: on the unanswerable and unrelated runs, the share of questions where the
   engine abstained.
   False abstention: on the reading run, the share of answerable questions where it abstained.
@@ -92,13 +94,14 @@ class QuestionOutcome:
     positive_citations: int
     claim_sentences: int
     sentences_citing_positive: int
-    unsupported_sentences: int
+    unsupported_written: int  # claims no source supports (flagged): written, left out of the answer
     seconds: float
     relevance: float = 0.0
     extracted: bool = False
     entailed_citations: int | None = None  # citations the judge finds supporting, when one is given
     support: float = 0.0  # the highest support score among the answer's citations
     match: float = 0.0  # how well the best given source span matched the question
+    unsupported_shown: int = 0  # flagged sentences among those shown: none ever is
 
 
 @dataclass
@@ -129,7 +132,8 @@ class RunResult:
             "citation_judged": _share(sum(x.entailed_citations or 0 for x in o), citations)
             if o and all(x.entailed_citations is not None for x in o)
             else None,
-            "unsupported_rate": _share(sum(x.unsupported_sentences for x in o), claims),
+            "unsupported_rate": _share(sum(x.unsupported_written for x in o), claims),
+            "unsupported_shown": sum(x.unsupported_shown for x in o),
             "abstention_accuracy": None if answerable else abstained,
             "false_abstention": abstained if answerable else None,
             "mean_seconds": statistics.fmean(seconds) if seconds else None,
@@ -255,13 +259,14 @@ def score_answer(
         positive_citations=sum(c.path in positives for c in answer.citations),
         claim_sentences=len(claims),
         sentences_citing_positive=len(citing),
-        unsupported_sentences=sum(s.flagged for s in claims),
+        unsupported_written=sum(s.flagged for s in claims),
         seconds=seconds,
         relevance=answer.relevance,
         extracted=answer.extracted,
         entailed_citations=entailed,
         support=max((c.score for c in answer.citations), default=0.0),
         match=answer.match,
+        unsupported_shown=sum(s.flagged for s in answer.shown_sentences),
     )
 
 

@@ -18,6 +18,8 @@ each answer is scored:
   not declined, with one of them in its text;
 - says it twice: two of the answer's sentences say the same thing (`says_again`);
 - degenerate: sentences the model wrote that are a loop or mostly repeated words (`is_degenerate`);
+- unsupported shown / written: claims no source supports (`flagged`) among the sentences shown
+  (never any) and among those the model wrote (left out of the answer);
 - latency: seconds to the whole answer, and to the first checked sentence.
 """
 
@@ -80,6 +82,8 @@ class DocOutcome:
     states_distractor: bool | None = None  # None: the item has no distractor
     says_twice: bool = False
     degenerate: int = 0  # sentences shown that are a loop or mostly repeated words
+    unsupported_shown: int = 0  # flagged sentences among those shown: none ever is
+    unsupported_written: int = 0  # flagged sentences the model wrote, left out of the answer
 
     @property
     def answerable(self) -> bool:
@@ -196,6 +200,8 @@ def score_doc_answer(
         states_distractor=distractor,
         says_twice=says_twice([s.text for s in answer.sentences]),
         degenerate=degenerate_shown(answer),
+        unsupported_shown=sum(s.flagged for s in answer.shown_sentences),
+        unsupported_written=len(answer.unsupported_sentences),
     )
 
 
@@ -290,6 +296,8 @@ def doc_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
         "states_distractor": _share(sum(bool(o.states_distractor) for o in decoyed), len(decoyed)),
         "says_twice": sum(o.says_twice for o in outcomes),
         "degenerate": sum(o.degenerate for o in outcomes),
+        "unsupported_shown": sum(o.unsupported_shown for o in outcomes),
+        "unsupported_written": sum(o.unsupported_written for o in outcomes),
         "latency_p50": _percentile(seconds, 0.5),
         "latency_p90": _percentile(seconds, 0.9),
         "first_sentence_p50": _percentile(firsts, 0.5),

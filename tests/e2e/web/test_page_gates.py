@@ -45,3 +45,16 @@ def test_the_page_shows_the_answer_the_api_returns(browser: Any, tmp_path: Path,
 
 def _words(text: str) -> list[str]:
     return [word for word in "".join(c if c.isalpha() or c.isspace() else " " for c in text).split()]
+
+
+def test_the_page_never_shows_a_claim_no_source_supports(browser: Any, tmp_path: Path) -> None:
+    # Nothing supports the model's only sentence, and no source sentence is quoted in its place.
+    generator = PacedGenerator(["Penguins huddle on the ice to keep warm [1]."] * 2)
+    with serve_with(
+        tmp_path / "home", generator, write_corpus(tmp_path / "corpus"), quote_above=0.99
+    ) as running:
+        content = httpx.post(f"{running.base_url}/v1/chat/completions", json=ask_body(QUESTION), timeout=60)
+        final, seen = watched_answer(browser, running.base_url)
+    assert content.json()["choices"][0]["message"]["content"] == NO_ANSWER
+    assert _words(flat(final)) == _words(NO_ANSWER)
+    assert not any("Penguins" in s["text"] for s in seen), seen

@@ -75,18 +75,12 @@ const FootnoteAnswer = (() => {
     return blocks;
   }
 
+  // The server never shows a sentence no source supports: those are in `unsupported_sentences`.
   function sentenceElement(turn, sentence, citations) {
-    const span = element("span", { className: sentence.flagged ? "sentence unsupported" : "sentence" });
+    const span = element("span", { className: "sentence" });
     const text = sentence.text;
     if (!sentence.supported || !citations.length) {
       span.append(text);
-      if (sentence.flagged) {
-        span.append(element("span", {
-          className: "badge-unsupported",
-          title: "No source passage supports this sentence",
-          text: "unsupported",
-        }));
-      }
       return span;
     }
     const end = SENTENCE_END.exec(text);
@@ -165,10 +159,10 @@ const FootnoteAnswer = (() => {
     }
     if (turn.detail) {
       const status = element("span", { role: "status" });
-      const flagged = (turn.detail.sentences || []).filter((s) => s.flagged).length;
+      const leftOut = (turn.detail.unsupported_sentences || []).length;
       item.append(element("div", { className: "answer-tools" },
         element("button", { type: "button", className: "secondary", onclick: () => copyAnswer(turn, status), text: "Copy as Markdown" }),
-        flagged ? element("span", { className: "hint", text: `${flagged} sentence${flagged > 1 ? "s" : ""} without a supporting source` }) : null,
+        leftOut ? element("span", { className: "hint left-out", text: `${leftOut} sentence${leftOut > 1 ? "s" : ""} left out: no source supports ${leftOut > 1 ? "them" : "it"}` }) : null,
         status));
     }
     const cards = sourceCards(turn);

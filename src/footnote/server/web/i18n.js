@@ -104,7 +104,7 @@
     [/^Delete (.+)$/, "删除 $1"],
     [/^Deleted (.+)\.$/, "已删除 $1。"],
     [/^Upload of (.+)$/, "上传 $1"],
-    [/^(\d+) sentences? without a supporting source$/, "$1 句没有出处支持"],
+    [/^(\d+) sentences? left out: no source supports (?:it|them)$/, "$1 句因没有出处支持而略去"],
     [/^Reindexed: (.*)\.$/, "已重新索引：$1。"],
     [/^indexed into (.+?): (\d+) chunks \((\w+)\)$/, "已索引到 $1：$2 个分块（$3）"],
     [/^The documents could not be listed: (.*)$/, "无法列出文档：$1"],
