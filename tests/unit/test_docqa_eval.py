@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from footnote.answer.points import count_words
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.evaluation.docqa import (
@@ -20,6 +21,7 @@ from footnote.evaluation.docqa import (
     is_doc_set,
     load_doc_questions,
     metrics_by_kind,
+    points_found,
 )
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
@@ -123,3 +125,35 @@ def test_a_floor_is_chosen_for_the_false_abstention_allowed(doc_set: Path, tmp_p
     assert floor == outcomes[0].answerability
     declined = doc_metrics(gated(outcomes, "answerability", floor + 1e-6))
     assert declined["false_abstention"] == 1.0 and declined["correct"] == 0.0
+
+
+BROAD = {
+    "id": "b1",
+    "kind": "summary",
+    "question": "Summarize what the sftp manual says about its transfer buffer.",
+    "sources": ["sftp.1.txt"],
+    "key_points": [["-B buffer_size"], ["32768 BYTES", "32 KiB"], ["the window size"]],
+    "min_points": 2,
+}
+
+
+def test_broad_items_are_graded_by_their_key_points(doc_set: Path, tmp_path: Path) -> None:
+    broad = tmp_path / "broad.jsonl"
+    broad.write_text(json.dumps(BROAD) + "\n", encoding="utf-8")
+    (item,) = load_doc_questions(doc_set, questions=broad)
+    assert item.answerable and item.sources == ("sftp.1.txt",) and item.min_points == 2
+    # Case and spacing aside, in the text or in a citation's quote; a point counts once.
+    assert points_found(item, "Use  -b BUFFER_SIZE.", ["The default is 32768 bytes.", "32768 bytes"]) == 2
+    settings = Settings(home=tmp_path / "home", reader="extract", relevance_floor=0.0, evidence_floor=0.0)
+    app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
+    try:
+        app.ingest([doc_set / "corpus"])
+        (outcome,) = evaluate_doc_questions(app.answers, [item])
+    finally:
+        app.close()
+    assert outcome.key_points == 3 and outcome.points is not None
+    assert outcome.complete == (outcome.points >= 2) and outcome.right_document
+    assert 0 < outcome.words == count_words(outcome.answer)
+    metrics = doc_metrics([outcome])
+    assert metrics["key_point_recall"] == round(outcome.points / 3, 4)
+    assert metrics["complete"] == float(outcome.complete) and metrics["correct"] is None

@@ -28,6 +28,7 @@ from footnote.answer.evidence import (
     with_similarity,
 )
 from footnote.answer.history import Standalone, condense_question, leans_on_conversation, recent_turns
+from footnote.answer.points import ScoredSentences, select_points
 from footnote.answer.policy import (
     EVIDENCE_ANSWER_SENTENCES,
     EVIDENCE_ANSWER_TOKENS,
@@ -144,10 +145,11 @@ class Answering:
             yield DoneEvent(declined)
             return
         checker = engine.support.checker(sources, question, policy.judge_threshold)
-        passages, answerable = (
-            self._evidence(question, checker, in_context or question)
+        broad = self._needs_points(question)
+        passages, answerable, scored = (
+            self._evidence(question, checker, in_context or question, typed=not broad)
             if policy.reads_evidence
-            else ([], Answerable())
+            else ([], Answerable(), None)
         )
         # Embeds the sources' sentences: asked for only where the gate decides on it, and once.
         match = cache(partial(checker.question_match, question))
@@ -155,9 +157,16 @@ class Answering:
         if declined is not None:
             yield DoneEvent(declined)
             return
-        prompt = self._prompt(question, sources, passages, turns, conversation.instruction)
+        points = select_points(sources, scored) if broad and scored is not None and scored.spans else []
         written = Written()
-        yield from self._write(question, checker, passages, prompt, clock, written, conversation.usage)
+        if points:
+            # A question that needs several passages is answered with them, quoted: nothing is
+            # generated that the check could not support.
+            passages, prompt = points, Prompt([], policy.generation)
+            yield from self._quote_points(checker, points, written)
+        else:
+            prompt = self._prompt(question, sources, passages, turns, conversation.instruction)
+            yield from self._write(question, checker, passages, prompt, clock, written, conversation.usage)
         clock.mark("total")
         answer = self._finished(asked, checker, written, passages, prompt, (match(), answerable))
         if policy.related_questions:
@@ -218,6 +227,27 @@ class Answering:
             written.fallback = quote
             sentences.append(quote)
             yield SentenceEvent(len(sentences) - 1, quote)
+
+    def _needs_points(self, question: str) -> bool:
+        """Whether `question` is answered with several passages (`AnswerEngine.shape`): never
+        where the shape is not read or the policy turns it off, nor by the sources reader, which
+        reads no sentences to choose from."""
+        policy, shape = self.engine.policy, self.engine.shape
+        if shape is None or not policy.broad_answers or not policy.reads_evidence:
+            return False
+        return shape.needs_points(question)
+
+    def _quote_points(
+        self, checker: CitationChecker, points: list[Passage], written: Written
+    ) -> Iterator[AnswerEvent]:
+        """Each point verbatim, in order, after the notice (if any) and as soon as it is chosen."""
+        if self.notice:
+            written.sentences.append(AnswerSentence(self.notice, [], False, [], False, is_claim=False))
+            yield SentenceEvent(0, written.sentences[0])
+        for point in points:
+            written.sentences.append(checker.quoted(point.source, point.start, point.end, point.score))
+            yield SentenceEvent(len(written.sentences) - 1, written.sentences[-1])
+        written.lead = len(written.sentences)
 
     def _lead_quote(
         self, checker: CitationChecker, passages: list[Passage], prompt: Prompt, written: Written
@@ -292,10 +322,11 @@ class Answering:
         return gates.unknown_words(question, sources, indexed, english=self.language == ENGLISH)
 
     def _evidence(
-        self, question: str, checker: CitationChecker, reader_question: str
-    ) -> tuple[list[Passage], Answerable]:
-        """The passages of the sources most likely to answer `question`, best first, and how
-        likely it is that one of the sources answers at all; the sentence reader reads
+        self, question: str, checker: CitationChecker, reader_question: str, typed: bool = True
+    ) -> tuple[list[Passage], Answerable, ScoredSentences]:
+        """The passages of the sources most likely to answer `question`, best first, how likely
+        it is that one of the sources answers at all (`typed`: only by sentences holding the kind
+        of token it asks for), and every sentence as it was read; the sentence reader reads
         `reader_question`."""
         reader = self.engine.support.reader
         reader_reads = reader is not None and reads(reader.languages, self.language)
@@ -326,7 +357,8 @@ class Answering:
         # The reader joins the decision to decline only with its own floor set.
         floor = self.engine.policy.reader_floor
         best_read = answered_probability(answered, no_answer) if answered and floor else None
-        return passages, Answerable(answerability(question, spans, texts), best_read)
+        scored = ScoredSentences(spans, texts, read or scores)
+        return passages, Answerable(answerability(question, spans, texts, typed), best_read), scored
 
     def _quote_instead(
         self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]

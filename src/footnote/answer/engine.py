@@ -41,6 +41,7 @@ from footnote.answer.result import (
     sentence_dict,
     source_dict,
 )
+from footnote.answer.shape import QuestionShape
 from footnote.answer.streaming import Clock, final, held_back
 from footnote.answer.usage import TokenUsage
 from footnote.core.hits import SearchHit
@@ -97,6 +98,7 @@ class AnswerEngine:
     support: SupportModels
     policy: AnswerPolicy = field(default_factory=AnswerPolicy)
     languages: LanguageModels | None = None
+    shape: QuestionShape | None = None  # tells questions that need several passages (None: none do)
 
     def source_budget(self) -> int:
         """Tokens left for sources once the answer and the prompt's own text are reserved."""

@@ -365,23 +365,29 @@ def score_sentences(
     return scores
 
 
-def answerability(question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str]) -> float:
+def answerability(
+    question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str], typed: bool = True
+) -> float:
     """How well the sources can answer `question`: the best of `coverages`."""
-    return max(coverages(question, sentences, texts), default=0.0) if content_terms(question) else 1.0
+    return max(coverages(question, sentences, texts, typed), default=0.0) if content_terms(question) else 1.0
 
 
-def coverages(question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str]) -> list[float]:
+def coverages(
+    question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str], typed: bool = True
+) -> list[float]:
     """How well each sentence can answer `question`: the weighted share of its terms that the
     sentence (with its paragraph's lead-in) covers, if it holds a token of the kind asked for (any
     sentence when the question asks for no particular kind) and, for a question asking for a
-    default, if it states one or stands beside one; else 0."""
+    default, if it states one or stands beside one; else 0. Untyped (a question answered with
+    several passages, whose answer is no single token), every sentence counts by its coverage."""
     asked = content_terms(question)
     total = sum(asked.values())
     if not total:
         return [1.0] * len(sentences)
-    kinds = asked_kinds(question)
+    kinds = asked_kinds(question) if typed else frozenset()
     by_position = {(s.source, s.position): s for s in sentences}
-    defaults = _stating_default(sentences, texts) if _ASKS_DEFAULT.search(question) else None
+    asks_default = typed and _ASKS_DEFAULT.search(question)
+    defaults = _stating_default(sentences, texts) if asks_default else None
     covered = []
     for index, (sentence, text) in enumerate(zip(sentences, texts, strict=True)):
         if (kinds and not holds_asked_token(text, question, kinds)) or (

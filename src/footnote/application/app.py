@@ -177,6 +177,8 @@ class Application:
                 judged=self.judge is not None,
             ),
             languages=self.models,
+            # The sources reader shows the model whole chunks and reads no sentences to choose from.
+            shape=self.models.question_shape if s.broad_answers and s.reader != "sources" else None,
         )
 
     def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:

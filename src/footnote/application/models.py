@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from footnote.answer.judge import SupportJudge, open_judge
+from footnote.answer.shape import QuestionShape, bundled_shape
 from footnote.config import Settings
 from footnote.core.language import reads
 from footnote.errors import ModelError, NotFoundError
@@ -54,6 +55,7 @@ class Models:
         self._language_generator_missing = ""  # why no language model could be opened
         self._reader = reader
         self._language_embedder = language_embedder
+        self._question_shape: QuestionShape | None = None
         self.language_embedder_missing = ""  # why no language embedder could be opened
 
     # --- the embedder ----------------------------------------------------------------------
@@ -225,6 +227,24 @@ class Models:
         if self._reader is None:
             self._reader = open_sentence_reader(self.settings.sentence_reader)
         return self._reader
+
+    @property
+    def question_shape(self) -> QuestionShape | None:
+        """The shape model over the language embedder it was trained on; None (every question
+        answered as a single fact, with a warning) where that embedder cannot run."""
+        if self._question_shape is None:
+            model = bundled_shape()
+            embedder = self.language_embedder if self.settings.language_embedder == model.embedder else None
+            if embedder is None:
+                log.warning(
+                    "broad questions are answered as single facts: the shape model reads %s, which is "
+                    "not the language embedder here (%s)",
+                    model.embedder,
+                    self.language_embedder_missing or self.settings.language_embedder,
+                )
+                return None
+            self._question_shape = QuestionShape(embedder, model)
+        return self._question_shape
 
     @property
     def judge(self) -> SupportJudge | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -124,3 +125,52 @@ def progress_bar(label: str, quiet: bool) -> Iterator[Callable[[int, int, float]
             bar.update(task, completed=step, total=total, loss=loss)
 
         yield advance
+
+
+DEFAULT_DATA = Path("../shared/data")
+
+
+@train_app.command("shape")
+def shape(
+    data: Annotated[
+        Path, typer.Option(help="The shared data folder (broad-dev, docqa-dev and squad2-dev in it).")
+    ] = DEFAULT_DATA,
+    out: Annotated[
+        Path | None, typer.Option(help="Write the model here (default: the bundled shape model's file).")
+    ] = None,
+    report_only: Annotated[bool, typer.Option(help="Train and report; write no model.")] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Train the answer-shape model (several passages or one fact, from the question's multilingual
+    embedding) and print its in-sample and cross-validated figures."""
+    import numpy as np
+
+    from footnote.answer.shape import SHAPE_FILE
+    from footnote.models.e5 import MODEL, open_e5
+    from footnote.models.registry import sha256_file
+    from footnote.training.shape import train_shape
+
+    if not (data / "broad-dev" / "questions.jsonl").is_file():
+        raise ConfigError(f"{data} holds no broad-dev/questions.jsonl; pass --data the shared data folder")
+    embedder = open_e5()
+
+    def embed(texts: list[str]) -> np.ndarray:
+        return np.array([embedder.embed_query(text) for text in texts])
+
+    report = train_shape(data, embed, MODEL)
+    target = None if report_only else (out or SHAPE_FILE)
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    summary = {key: report[key] for key in ("in_sample", "cross_validated_by_document")}
+    if json_output:
+        output.print_json({**summary, "file": str(target) if target else None})
+        return
+    for side, row in summary.items():
+        output.console.print(
+            f"{side.replace('_', ' ')}: AUC {row['auc']:.3f}, taken as broad {row['taken_as_broad']}"
+        )
+    if target is not None:
+        output.console.print(
+            f"written to {target}; pin SHAPE_SHA256 = {sha256_file(target)!r} in answer/shape.py"
+        )

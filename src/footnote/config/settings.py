@@ -388,6 +388,12 @@ class Settings(BaseSettings):
         le=20,
         description="earlier turns of a conversation shown to the model (oldest dropped first)",
     )
+    broad_answers: bool = Field(
+        True,
+        description="a question that needs several passages (a summary, a procedure, a list, a "
+        "comparison: the shape model reads it from the question) is answered with those passages, "
+        "each quoted in its document's order; off: every question gets the single-fact answer",
+    )
     reader: Literal["evidence", "extract", "sources"] = Field(
         "evidence",
         description="evidence: the best evidence passage of the sources is shown first, verbatim, and the "

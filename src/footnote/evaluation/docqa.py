@@ -20,6 +20,12 @@ each answer is scored:
 - degenerate: sentences the model wrote that are a loop or mostly repeated words (`is_degenerate`);
 - unsupported shown / written: claims no source supports (`flagged`) among the sentences shown
   (never any) and among those the model wrote (left out of the answer);
+- key points (broad questions: summaries, how-tos, lists, comparisons): an item with
+  `key_points` (each a list of alternative verbatim spans) and `min_points` is complete when at
+  least `min_points` of its points appear, case and spacing aside, in the answer or in the quotes
+  of its citations (`points_found`); `sources` may list several documents;
+- words: the length of the answer as shown (quotes in it included), in words, a run of CJK
+  characters counting one word a character;
 - latency: seconds to the whole answer, and to the first checked sentence.
 """
 
@@ -35,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from footnote.answer.engine import Answer, DoneEvent, SentenceEvent
+from footnote.answer.points import count_words
 from footnote.answer.terms import says_twice
 from footnote.application.answers import AnswerRequest, AnswerService
 from footnote.config import Settings
@@ -57,10 +64,13 @@ class DocQuestion:
     evidence: str | None
     kind: str
     plausible: tuple[str, ...] = ()  # the distractor spans of an unanswerable item
+    key_points: tuple[tuple[str, ...], ...] = ()  # a broad question's points, each as alternatives
+    min_points: int = 0  # the points a complete answer holds
+    sources: tuple[str, ...] = ()  # every document that holds the answer (`source` among them)
 
     @property
     def answerable(self) -> bool:
-        return bool(self.answers)
+        return bool(self.answers or self.key_points)
 
 
 @dataclass
@@ -84,10 +94,11 @@ class DocOutcome:
     degenerate: int = 0  # sentences shown that are a loop or mostly repeated words
     unsupported_shown: int = 0  # flagged sentences among those shown: none ever is
     unsupported_written: int = 0  # flagged sentences the model wrote, left out of the answer
-
-    @property
-    def answerable(self) -> bool:
-        return self.kind != UNANSWERABLE
+    answerable: bool = True
+    points: int | None = None  # key points found (None: the item has none)
+    key_points: int = 0
+    complete: bool | None = None  # at least the item's min_points found (None: no key points)
+    words: int = 0  # the answer as shown, in words
 
 
 def is_doc_set(path: Path) -> bool:
@@ -117,14 +128,20 @@ def load_doc_questions(
     for number, raw in read_jsonl(path, DocSetError):
         with record_fields(path, number, "items need question and answers fields", DocSetError):
             answers = tuple(str(answer) for answer in raw.get("answers") or ())
+            points = tuple(tuple(str(a) for a in point) for point in raw.get("key_points") or ())
+            sources = tuple(str(name) for name in raw.get("sources") or ())
+            source = raw.get("source") or (sources[0] if sources else None)
             item = DocQuestion(
                 str(raw.get("id", number)),
                 str(raw["question"]),
                 answers,
-                raw.get("source"),
+                source,
                 raw.get("evidence"),
-                str(raw.get("kind") or ("factoid" if answers else UNANSWERABLE)),
+                str(raw.get("kind") or ("factoid" if answers or points else UNANSWERABLE)),
                 tuple(str(span) for span in raw.get("plausible") or ()),
+                points,
+                int(raw.get("min_points") or len(points)),
+                sources or ((source,) if source else ()),
             )
         items.append(item)
     if per_source:
@@ -171,14 +188,28 @@ def contains_answer(text: str, answers: Sequence[str]) -> bool:
     return False
 
 
+def points_found(item: DocQuestion, text: str, quotes: Sequence[str]) -> int:
+    """How many of `item`'s key points appear in `text` or in one of `quotes` (case and spacing
+    aside, as broad-dev's README grades them)."""
+    where = [normalise(part) for part in (text, *quotes)]
+    return sum(
+        any(normalise(alternative) in part for alternative in point for part in where)
+        for point in item.key_points
+    )
+
+
 def score_doc_answer(
     item: DocQuestion, answer: Answer, seconds: float, first: float | None, prompt_tokens: int = 0
 ) -> DocOutcome:
     citations = answer.citations
     shown = "" if answer.abstained else answer.text
-    correct = item.answerable and contains_answer(shown, item.answers)
+    correct = bool(item.answers) and contains_answer(shown, item.answers)
     quoted = correct and any(contains_answer(c.quote, item.answers) for c in citations)
-    right = bool(item.source) and any(Path(c.path).name == item.source for c in citations)
+    right = any(Path(c.path).name in item.sources for c in citations)
+    points = None
+    if item.key_points:
+        quotes = [] if answer.abstained else [c.quote for c in citations]
+        points = points_found(item, shown, quotes)
     distractor = None
     if item.plausible:
         distractor = not answer.abstained and contains_answer(answer.text, item.plausible)
@@ -198,10 +229,15 @@ def score_doc_answer(
         answerability=round(answer.answerability, 4),
         match=round(answer.match, 4),
         states_distractor=distractor,
-        says_twice=says_twice([s.text for s in answer.sentences]),
+        says_twice=says_twice([s.text for s in answer.shown_sentences]),
         degenerate=degenerate_shown(answer),
         unsupported_shown=sum(s.flagged for s in answer.shown_sentences),
         unsupported_written=len(answer.unsupported_sentences),
+        answerable=item.answerable,
+        points=points,
+        key_points=len(item.key_points),
+        complete=None if points is None else points >= item.min_points,
+        words=count_words(shown),
     )
 
 
@@ -213,7 +249,7 @@ def degenerate_shown(answer: Answer) -> int:
     return sum(
         is_degenerate(sentence.text)
         and not any(" ".join(c.quote.split()) == " ".join(sentence.text.split()) for c in sentence.citations)
-        for sentence in answer.sentences
+        for sentence in answer.shown_sentences
     )
 
 
@@ -281,6 +317,7 @@ def doc_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
     """Correctness, citation, abstention and latency figures over `outcomes`."""
     answerable = [o for o in outcomes if o.answerable]
     unanswerable = [o for o in outcomes if not o.answerable]
+    factual = [o for o in answerable if o.complete is None]  # graded by answers, not key points
     seconds = [o.seconds for o in outcomes]
     firsts = [o.first_sentence_seconds for o in outcomes if o.first_sentence_seconds is not None]
     tokens = [o.prompt_tokens for o in outcomes if o.prompt_tokens]
@@ -288,8 +325,8 @@ def doc_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
     return {
         "questions": len(outcomes),
         "answerable": len(answerable),
-        "correct": _share(sum(o.correct for o in answerable), len(answerable)),
-        "correct_cited": _share(sum(o.correct_cited for o in answerable), len(answerable)),
+        "correct": _share(sum(o.correct for o in factual), len(factual)),
+        "correct_cited": _share(sum(o.correct_cited for o in factual), len(factual)),
         "right_document": _share(sum(o.right_document for o in answerable), len(answerable)),
         "abstention": _share(sum(o.abstained for o in unanswerable), len(unanswerable)),
         "false_abstention": _share(sum(o.abstained for o in answerable), len(answerable)),
@@ -303,6 +340,21 @@ def doc_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
         "first_sentence_p50": _percentile(firsts, 0.5),
         "first_sentence_p90": _percentile(firsts, 0.9),
         "prompt_tokens_mean": round(statistics.fmean(tokens), 1) if tokens else None,
+        **_broad_metrics(outcomes),
+    }
+
+
+def _broad_metrics(outcomes: Sequence[DocOutcome]) -> dict[str, Any]:
+    """Key-point figures, over the outcomes of items with key points; the answer's length in
+    words over every answer that was not declined."""
+    graded = [o for o in outcomes if o.complete is not None]
+    words = [o.words for o in outcomes if not o.abstained]
+    recall = [o.points / o.key_points for o in graded if o.points is not None and o.key_points]
+    return {
+        "complete": _share(sum(bool(o.complete) for o in graded), len(graded)),
+        "key_point_recall": round(statistics.fmean(recall), 4) if recall else None,
+        "words_p50": _percentile(words, 0.5),
+        "words_max": max(words, default=None),
     }
 
 

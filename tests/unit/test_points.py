@@ -1,0 +1,142 @@
+"""Answers made of several checked passages: the sections chosen, the points taken from them,
+the shape model that asks for them, and the engine quoting them without generating."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from footnote.answer.engine import AnswerEngine, AnswerPolicy, SupportModels
+from footnote.answer.evidence import sentence_spans
+from footnote.answer.points import (
+    POINT_WORDS,
+    ScoredSentences,
+    chosen_sections,
+    chunk_weights,
+    count_words,
+    select_points,
+)
+from footnote.answer.policy import EVIDENCE_READER
+from footnote.answer.shape import SHAPE_FILE, QuestionShape, ShapeModel, bundled_shape, read_shape
+from footnote.answer.streaming import final
+from footnote.application import Application, create_app
+from footnote.config import Settings
+from footnote.core.hits import SearchHit
+from footnote.models.base import Vector
+from tests.fakes import HashingEmbedder, ScriptedGenerator
+
+
+def hit(number: int, text: str, document: int | None = None, start: int = 0) -> SearchHit:
+    return SearchHit(
+        number, document or number, f"doc{number}.md", f"doc {number}", text, start, start + len(text)
+    )
+
+
+STEPS = "First, boil the water. Second, grind the beans. Third, pour and wait four minutes."
+OTHER = "Tea is brewed differently. Green tea wants cooler water."
+
+
+def scored_of(hits: list[SearchHit], scores: dict[tuple[int, int], float]) -> ScoredSentences:
+    spans = sentence_spans(hits)
+    texts = [hits[s.source].text[s.start : s.end] for s in spans]
+    return ScoredSentences(spans, texts, [scores.get((s.source, s.position), -8.0) for s in spans])
+
+
+def test_words_count_cjk_characters_one_by_one() -> None:
+    assert count_words("Boil the water, then grind.") == 5
+    assert count_words("用 curl 下载") == 4  # 用, curl, 下, 载
+    assert count_words("```") == 0
+
+
+def test_a_chunk_with_several_answering_sentences_outweighs_one_lucky_sentence() -> None:
+    hits = [hit(1, STEPS), hit(2, OTHER)]
+    reading = scored_of(hits, {(0, 0): 1.0, (0, 1): 1.0, (0, 2): 1.0, (1, 0): 1.5})
+    weights = chunk_weights(reading)
+    assert weights[0] > weights[1]
+    assert chosen_sections(reading, margin=0.1) == [0]
+    # Within the margin the second chunk joins: the other side of a comparison.
+    assert chosen_sections(reading, margin=5.0) == [0, 1]
+
+
+def test_points_come_in_the_sources_order_as_one_quote_per_run() -> None:
+    hits = [hit(1, OTHER, document=7, start=500), hit(2, STEPS, document=7, start=0)]
+    # The steps' last sentence reads best, the tea chunk close behind: both join, in document order.
+    reading = scored_of(hits, {(1, 2): 3.0, (1, 0): 1.0, (0, 0): 2.5, (0, 1): 2.0})
+    points = select_points(hits, reading)
+    assert [p.source for p in points] == [1, 0]
+    assert [hits[p.source].text[p.start : p.end] for p in points] == [STEPS, OTHER]
+
+
+def test_points_stay_within_the_word_budget() -> None:
+    long = " ".join(f"Step {n} says to do thing number {n} with care and patience." for n in range(40))
+    hits = [hit(1, long)]
+    reading = scored_of(hits, {})
+    points = select_points(hits, reading, budget_words=30)
+    shown = " ".join(hits[0].text[p.start : p.end] for p in points)
+    assert 0 < count_words(shown) <= 30
+    assert count_words(shown) <= POINT_WORDS
+
+
+def test_the_bundled_shape_model_is_pinned_and_reads_its_embedders_vectors() -> None:
+    model = bundled_shape()
+    assert model.embedder == "multilingual-e5-small"
+    assert len(model.weights) == 384 and 0.0 < model.threshold < 1.0
+    manifest = json.loads(SHAPE_FILE.read_text(encoding="utf-8"))
+    assert manifest["cross_validated_by_document"]["auc"] > 0.5
+    assert "CC BY-SA" in manifest["licence"]
+
+
+def test_a_shape_model_says_broad_above_its_threshold(tmp_path: Path) -> None:
+    path = tmp_path / "shape.json"
+    path.write_text(json.dumps({"embedder": "e", "weights": [2.0, -2.0], "bias": 0.0, "threshold": 0.5}))
+    model = read_shape(path)
+    assert model.is_broad([1.0, 0.0]) and not model.is_broad([0.0, 1.0])
+    assert model.broad_probability([0.0, 0.0]) == pytest.approx(0.5)
+
+
+def test_a_heading_or_title_alone_is_no_point_and_sections_are_capped() -> None:
+    steps = SearchHit(
+        1, 1, "coffee.md", "Coffee", f"## Steps\n\n{STEPS}", 0, 99, heading_path=("Coffee", "Steps")
+    )
+    others = [hit(n, f"Other thing number {n} is described here.") for n in range(2, 8)]
+    hits = [steps, *others]
+    scored = scored_of(hits, {(0, 0): 9.0, (0, 1): 1.0, **{(n, 0): 7.0 for n in range(1, 7)}})
+    points = select_points(hits, scored)
+    assert all("## Steps" not in hits[p.source].text[p.start : p.end] for p in points)
+    assert len({p.source for p in points}) == 4  # six chunks are within the margin: four join
+
+
+class WordEmbedder(HashingEmbedder):
+    """Two dimensions: whether the text asks to summarise, and whether it does not."""
+
+    def embed_batch(self, texts: list[str]) -> list[Vector]:  # type: ignore[override]
+        return [[1.0, 0.0] if "summar" in text.lower() else [0.0, 1.0] for text in texts]
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Application]:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "coffee.md").write_text(f"# Coffee\n\n{STEPS}\n", encoding="utf-8")
+    settings = Settings(home=tmp_path / "home", reader="evidence", language_embedder="none")
+    app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
+    app.ingest([folder])
+    yield app
+    app.close()
+
+
+def engine(app: Application) -> AnswerEngine:
+    shape = QuestionShape(WordEmbedder(), ShapeModel("words", (4.0, -4.0), 0.0, 0.5))
+    policy = AnswerPolicy(app.retrieval_params(5), reader=EVIDENCE_READER)
+    return AnswerEngine(app.retriever(), app.generator, SupportModels(app.embedder), policy, shape=shape)
+
+
+def test_a_broad_question_is_answered_with_its_points_and_nothing_generated(app: Application) -> None:
+    answer = final(engine(app).stream("Summarize how to make coffee: boil, grind, pour."))
+    assert answer.citations and all(s.supported for s in answer.sentences)
+    assert "boil the water" in answer.text and "pour and wait" in answer.text
+    assert answer.text.index("boil") < answer.text.index("grind") < answer.text.index("pour")
+    assert answer.prompt_tokens == 0  # the scripted generator has no reply: it was never called
