@@ -10,19 +10,36 @@ key points found and complete answers (broad-dev), correct and quoted answers an
         --questions ../shared/data/broad-dev/questions.jsonl --home /tmp/docqa-home --tag broad-dev
     python benchmarks/broad_answers.py ../shared/data/docqa-dev --home /tmp/docqa-home --tag docqa-dev
     python benchmarks/broad_answers.py ../shared/data/squad2-dev --per-source 20 --home /tmp/squad-home
+
+With `--folds DATA` (the shared data folder the shape model is trained from) broad answers are
+also measured cross-validated: each question is answered with a shape model fitted without its
+document's questions (`footnote.training.shape`'s folds by document, at the shipped threshold).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from reader_blend import save_result
 
+from footnote.answer.shape import bundled_shape
 from footnote.application import isolated_app
 from footnote.evaluation.answers import UNMEASURED
-from footnote.evaluation.docqa import CORPUS_FOLDER, doc_report, evaluate_doc_questions, load_doc_questions
+from footnote.evaluation.docqa import (
+    CORPUS_FOLDER,
+    DocOutcome,
+    DocQuestion,
+    doc_report,
+    evaluate_doc_questions,
+    load_doc_questions,
+)
+from footnote.models.e5 import open_e5
+from footnote.training.shape import fold_fits, folds, shape_examples
 
 MODES = {"points": True, "single-fact": False}
 SHOWN = (
@@ -41,15 +58,62 @@ SHOWN = (
 )
 
 
-def run(folder: Path, home: Path, questions: Path | None, per_source: int | None) -> dict[str, Any]:
+def answered(
+    folder: Path, home: Path, items: list[DocQuestion], settings: dict[str, Any]
+) -> list[DocOutcome]:
+    with isolated_app("footnote-broad-", home, {**UNMEASURED, **settings}) as app:
+        app.ingest([folder / CORPUS_FOLDER])
+        return evaluate_doc_questions(app.answers, items)
+
+
+def fold_shapes(data: Path, into: Path) -> tuple[dict[str, int], list[Path]]:
+    """Each document's fold and, per fold, a shape model fitted without that fold's documents."""
+    examples = shape_examples(data)
+    embedder = open_e5()
+    vectors = np.array([embedder.embed_query(e.question) for e in examples])
+    shipped = bundled_shape()
+    paths = []
+    for number, (weights, bias) in enumerate(fold_fits(examples, vectors)):
+        path = into / f"shape-fold-{number}.json"
+        model = {
+            "embedder": shipped.embedder,
+            "threshold": shipped.threshold,
+            "bias": bias,
+            "weights": weights,
+        }
+        path.write_text(json.dumps(model), encoding="utf-8")
+        paths.append(path)
+    return folds(examples), paths
+
+
+def cross_validated(folder: Path, home: Path, items: list[DocQuestion], data: Path) -> list[DocOutcome]:
+    """Every item answered with the shape model fitted without its document's fold."""
+    with tempfile.TemporaryDirectory() as into:
+        fold, paths = fold_shapes(data, Path(into))
+        by_id: dict[str, DocOutcome] = {}
+        for number, path in enumerate(paths):
+            chosen = [
+                item
+                for item in items
+                if fold.get(item.sources[0] if item.sources else f"none-{item.id}") == number
+            ]
+            for outcome in answered(folder, home, chosen, {"answer_shape": str(path)}):
+                by_id[outcome.id] = outcome
+    return [by_id[item.id] for item in items if item.id in by_id]
+
+
+def run(
+    folder: Path, home: Path, questions: Path | None, per_source: int | None, data: Path | None
+) -> dict[str, Any]:
     items = load_doc_questions(folder, per_source=per_source, questions=questions)
+    runs = {mode: answered(folder, home, items, {"broad_answers": broad}) for mode, broad in MODES.items()}
+    if data is not None:
+        runs["points-cross-validated"] = cross_validated(folder, home, items, data)
     reports = {}
-    for mode, broad in MODES.items():
-        with isolated_app("footnote-broad-", home, {**UNMEASURED, "broad_answers": broad}) as app:
-            app.ingest([folder / CORPUS_FOLDER])
-            outcomes = evaluate_doc_questions(app.answers, items)
+    for mode, outcomes in runs.items():
+        with isolated_app("footnote-broad-", home, UNMEASURED) as app:
             reports[mode] = doc_report(folder, 0, app.settings, outcomes)
-        print(mode)
+        print(mode, f"({len(outcomes)} questions)")
         for kind, row in reports[mode]["metrics"].items():
             print(f"  {kind:13}", {key: row[key] for key in SHOWN if row.get(key) is not None})
     return {"dataset": str(folder), "questions": str(questions or ""), "per_source": per_source, **reports}
@@ -61,9 +125,10 @@ def main() -> None:
     parser.add_argument("--home", type=Path, required=True, help="the index, kept for the next run")
     parser.add_argument("--questions", type=Path, help="another questions file about the same documents")
     parser.add_argument("--per-source", type=int)
+    parser.add_argument("--folds", type=Path, help="the shared data folder: also cross-validate the shape")
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
-    report = run(args.dataset, args.home, args.questions, args.per_source)
+    report = run(args.dataset, args.home, args.questions, args.per_source, args.folds)
     save_result("broad_answers", args.tag or args.dataset.name, report)
 
 

@@ -5,9 +5,9 @@ A chunk is weighed by the sentence reader's belief over all its sentences (the l
 exponentials of their logits, so that a chunk with several answering sentences outweighs one with
 a single lucky sentence). The best chunk is the section the answer comes first from; the others
 within `SECTION_MARGIN` of it join (`MOST_SECTIONS` at most): the other side of a comparison, the
-rest of a list that the chunking cut in two, the other sections of a document to summarise. Each
-section gives its best sentences within an even share of `POINT_WORDS`, shown in the documents'
-order, consecutive sentences joined into one quote.
+rest of a list that the chunking cut in two, the other sections of a document to summarise. The
+sections take turns giving their best sentences while the answer fits in `POINT_WORDS`; the
+points are shown in the documents' order, consecutive sentences joined into one quote.
 
 On broad-dev's 38 summaries, how-tos, lists and comparisons (the reader's logits over the top five
 chunks, offline), one such chunk shown whole holds enough key points 0.71 of the time when the
@@ -73,26 +73,36 @@ def chosen_sections(
 def select_points(
     hits: Sequence[SearchHit], scored: ScoredSentences, budget_words: int = POINT_WORDS
 ) -> list[Passage]:
-    """The points of the chosen sections, in their documents' order: each section's best
-    sentences while they fit in its even share of `budget_words`, runs of consecutive sentences
-    joined into one quote. Sentences without a word are left out (a code fence, a rule), and so
-    are a section's heading and its document's title standing alone: they name a point, not make it."""
+    """The points of the chosen sections, in their documents' order: the sections take turns,
+    each adding its best sentence not yet taken while the answer fits in `budget_words`, and
+    runs of consecutive sentences are joined into one quote. Left out: sentences without a word
+    (a code fence, a rule), a section's heading or its document's title standing alone (they name
+    a point, not make it), and a sentence already taken from another chunk (chunks overlap)."""
     sections = chosen_sections(scored)
-    share = budget_words // len(sections) if sections else 0
-    taken: list[int] = []
+    queues = []
     for section in sections:
         labels = _labels(hits[section])
         indexes = [
             i
             for i, span in enumerate(scored.spans)
-            if span.source == section and _bare(scored.texts[i]) not in labels
+            if span.source == section
+            and count_words(scored.texts[i])
+            and _bare(scored.texts[i]) not in labels
         ]
-        used = 0
-        for index in sorted(indexes, key=lambda i: -scored.scores[i]):
-            words = count_words(scored.texts[index])
-            if words and used + words <= share:
-                taken.append(index)
-                used += words
+        queues.append(sorted(indexes, key=lambda i: -scored.scores[i]))
+    taken: list[int] = []
+    seen: set[str] = set()
+    used = 0
+    while any(queues):
+        for queue in queues:
+            while queue:
+                index = queue.pop(0)
+                words, text = count_words(scored.texts[index]), _bare(scored.texts[index])
+                if text not in seen and used + words <= budget_words:
+                    taken.append(index)
+                    seen.add(text)
+                    used += words
+                    break
     order = {
         source: rank
         for rank, source in enumerate(sorted(sections, key=lambda s: (hits[s].document_id, hits[s].start)))

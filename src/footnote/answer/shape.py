@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from footnote.errors import ConfigError
 from footnote.models.base import Embedder, Vector
 from footnote.models.registry import verify_file
 
@@ -47,6 +48,23 @@ def read_shape(path: Path) -> ShapeModel:
     return ShapeModel(
         str(data["embedder"]), tuple(data["weights"]), float(data["bias"]), float(data["threshold"])
     )
+
+
+BUNDLED_SHAPE = "footnote"
+
+
+def open_shape(choice: str) -> ShapeModel:
+    """The shape model `choice` names (setting FOOTNOTE_ANSWER_SHAPE): the bundled one, or a
+    file written by `footnote train shape --out FILE`."""
+    if choice == BUNDLED_SHAPE:
+        return bundled_shape()
+    path = Path(choice).expanduser()
+    if not path.is_file():
+        raise ConfigError(
+            f"FOOTNOTE_ANSWER_SHAPE={choice}: no such file; give a file written by "
+            f"`footnote train shape --out FILE`, or {BUNDLED_SHAPE} for the shipped model"
+        )
+    return read_shape(path)
 
 
 @cache

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from footnote.answer.judge import SupportJudge, open_judge
-from footnote.answer.shape import QuestionShape, bundled_shape
+from footnote.answer.shape import QuestionShape, open_shape
 from footnote.config import Settings
 from footnote.core.language import reads
 from footnote.errors import ModelError, NotFoundError
@@ -233,7 +233,7 @@ class Models:
         """The shape model over the language embedder it was trained on; None (every question
         answered as a single fact, with a warning) where that embedder cannot run."""
         if self._question_shape is None:
-            model = bundled_shape()
+            model = open_shape(self.settings.answer_shape)
             embedder = self.language_embedder if self.settings.language_embedder == model.embedder else None
             if embedder is None:
                 log.warning(

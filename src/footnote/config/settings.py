@@ -394,6 +394,11 @@ class Settings(BaseSettings):
         "comparison: the shape model reads it from the question) is answered with those passages, "
         "each quoted in its document's order; off: every question gets the single-fact answer",
     )
+    answer_shape: str = Field(
+        "footnote",
+        description="the shape model that tells broad questions: footnote (the one shipped in the "
+        "repository, hash-checked) or a file written by `footnote train shape --out FILE`",
+    )
     reader: Literal["evidence", "extract", "sources"] = Field(
         "evidence",
         description="evidence: the best evidence passage of the sources is shown first, verbatim, and the "

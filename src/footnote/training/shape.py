@@ -141,17 +141,31 @@ def probabilities(vectors: np.ndarray, weights: Sequence[float], bias: float) ->
     return np.asarray(1.0 / (1.0 + np.exp(-logits)))
 
 
-def cross_validated(examples: Sequence[ShapeExample], vectors: np.ndarray) -> np.ndarray:
-    """Each example's probability from a model fitted without its document's questions."""
+def folds(examples: Sequence[ShapeExample]) -> dict[str, int]:
+    """Each document's fold: its questions are scored by the model fitted without that fold."""
     groups = sorted({e.group for e in examples})
     random.Random(SEED).shuffle(groups)
-    fold = {group: index % FOLDS for index, group in enumerate(groups)}
+    return {group: index % FOLDS for index, group in enumerate(groups)}
+
+
+def fold_fits(examples: Sequence[ShapeExample], vectors: np.ndarray) -> list[tuple[list[float], float]]:
+    """The weights and bias fitted without each fold's documents, fold by fold."""
+    fold = folds(examples)
     labelled = np.array([e.broad is not None for e in examples])
     labels = np.array([bool(e.broad) for e in examples])
-    held = np.zeros(len(examples))
+    fits = []
     for number in range(FOLDS):
         out = np.array([fold[e.group] == number for e in examples])
-        weights, bias = fit(vectors[labelled & ~out], labels[labelled & ~out])
+        fits.append(fit(vectors[labelled & ~out], labels[labelled & ~out]))
+    return fits
+
+
+def cross_validated(examples: Sequence[ShapeExample], vectors: np.ndarray) -> np.ndarray:
+    """Each example's probability from a model fitted without its document's questions."""
+    fold = folds(examples)
+    held = np.zeros(len(examples))
+    for number, (weights, bias) in enumerate(fold_fits(examples, vectors)):
+        out = np.array([fold[e.group] == number for e in examples])
         held[out] = probabilities(vectors[out], weights, bias)
     return held
 
@@ -159,7 +173,9 @@ def cross_validated(examples: Sequence[ShapeExample], vectors: np.ndarray) -> np
 def youden_threshold(examples: Sequence[ShapeExample], broad: np.ndarray) -> float:
     """The threshold on cross-validated probabilities that takes the most broad questions as
     broad for the fewest single-fact ones (the largest true minus false positive rate)."""
-    labelled = [(bool(e.broad), float(p)) for e, p in zip(examples, broad, strict=True) if e.broad is not None]
+    labelled = [
+        (bool(e.broad), float(p)) for e, p in zip(examples, broad, strict=True) if e.broad is not None
+    ]
     positives = sum(y for y, _ in labelled) or 1
     negatives = sum(not y for y, _ in labelled) or 1
 
