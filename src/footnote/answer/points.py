@@ -75,40 +75,56 @@ def select_points(
 ) -> list[Passage]:
     """The points of the chosen sections, in their documents' order: the sections take turns,
     each adding its best sentence not yet taken while the answer fits in `budget_words`, and
-    runs of consecutive sentences are joined into one quote. Left out: sentences without a word
-    (a code fence, a rule), a section's heading or its document's title standing alone (they name
-    a point, not make it), and a sentence already taken from another chunk (chunks overlap)."""
+    runs of consecutive sentences are joined into one quote. Once the chosen sections have
+    nothing more that fits, the other chunks fill the answer, best-weighed first: a summary whose
+    best chunk outweighs the rest still says more than that chunk. Left out: sentences without a
+    word (a code fence, a rule), a section's heading or its document's title standing alone (they
+    name a point, not make it), and a sentence already taken from another chunk (chunks overlap)."""
     sections = chosen_sections(scored)
-    queues = []
-    for section in sections:
-        labels = _labels(hits[section])
-        indexes = [
-            i
-            for i, span in enumerate(scored.spans)
-            if span.source == section
-            and count_words(scored.texts[i])
-            and _bare(scored.texts[i]) not in labels
-        ]
-        queues.append(sorted(indexes, key=lambda i: -scored.scores[i]))
+    weights = chunk_weights(scored)
+    rest = sorted((s for s in weights if s not in sections), key=lambda s: (-weights[s], s))
     taken: list[int] = []
     seen: set[str] = set()
     used = 0
+
+    def take(queue: list[int]) -> bool:
+        nonlocal used
+        while queue:
+            index = queue.pop(0)
+            words, text = count_words(scored.texts[index]), _bare(scored.texts[index])
+            if text not in seen and used + words <= budget_words:
+                taken.append(index)
+                seen.add(text)
+                used += words
+                return True
+        return False
+
+    queues = [_candidates(hits[source], source, scored) for source in sections]
     while any(queues):
         for queue in queues:
-            while queue:
-                index = queue.pop(0)
-                words, text = count_words(scored.texts[index]), _bare(scored.texts[index])
-                if text not in seen and used + words <= budget_words:
-                    taken.append(index)
-                    seen.add(text)
-                    used += words
-                    break
-    order = {
-        source: rank
-        for rank, source in enumerate(sorted(sections, key=lambda s: (hits[s].document_id, hits[s].start)))
-    }
+            take(queue)
+    for source in rest:
+        queue = _candidates(hits[source], source, scored)
+        while take(queue):
+            pass
+    shown = sorted(
+        {scored.spans[i].source for i in taken}, key=lambda s: (hits[s].document_id, hits[s].start)
+    )
+    order = {source: rank for rank, source in enumerate(shown)}
     taken.sort(key=lambda i: (order[scored.spans[i].source], scored.spans[i].position))
     return _runs(scored, taken)
+
+
+def _candidates(hit: SearchHit, source: int, scored: ScoredSentences) -> list[int]:
+    """The sentences of chunk `source` that can be points, best first: not wordless, not the
+    chunk's heading or title alone."""
+    labels = _labels(hit)
+    indexes = [
+        i
+        for i, span in enumerate(scored.spans)
+        if span.source == source and count_words(scored.texts[i]) and _bare(scored.texts[i]) not in labels
+    ]
+    return sorted(indexes, key=lambda i: -scored.scores[i])
 
 
 def _bare(text: str) -> str:
