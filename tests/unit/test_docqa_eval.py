@@ -157,3 +157,12 @@ def test_broad_items_are_graded_by_their_key_points(doc_set: Path, tmp_path: Pat
     metrics = doc_metrics([outcome])
     assert metrics["key_point_recall"] == round(outcome.points / 3, 4)
     assert metrics["complete"] == float(outcome.complete) and metrics["correct"] is None
+
+
+def test_a_set_without_a_corpus_asks_about_the_one_given(doc_set: Path, tmp_path: Path) -> None:
+    broad = tmp_path / "broad"
+    broad.mkdir()
+    (broad / "questions.jsonl").write_text(json.dumps(BROAD) + "\n", encoding="utf-8")
+    with pytest.raises(DocSetError, match="--corpus"):
+        load_doc_questions(broad)
+    assert [item.id for item in load_doc_questions(broad, corpus=doc_set / "corpus")] == ["b1"]

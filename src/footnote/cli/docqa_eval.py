@@ -49,15 +49,16 @@ def run_doc_evaluation(
     home: Path | None = None,
     per_source: int | None = None,
     questions: Path | None = None,
+    corpus: Path | None = None,
 ) -> dict[str, Any]:
     from footnote.application import isolated_app
     from footnote.cli.progress import IngestProgress
 
-    items = load_doc_questions(folder, limit, skip, per_source, questions)
+    items = load_doc_questions(folder, limit, skip, per_source, questions, corpus)
     chosen = {"llm": model} if model else {}
     with isolated_app("footnote-eval-docs-", home, {**chosen, **UNMEASURED}) as app:
         with IngestProgress(enabled=not json_output) as progress:
-            app.ingest([folder / CORPUS_FOLDER], progress.update)
+            app.ingest([corpus or folder / CORPUS_FOLDER], progress.update)
         with question_bar(enabled=not json_output) as bar:
             task = bar.add_task("questions", total=len(items))
 

@@ -164,17 +164,27 @@ def answers(
             help="Document sets: ask the questions of this file (the form of the set's questions.jsonl).",
         ),
     ] = None,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            "--corpus",
+            help="Document sets: the documents the questions are about, when the set has no corpus/ "
+            "of its own (broad-dev asks about docqa-dev's).",
+        ),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Answer every question and score correctness, citations, abstention and latency.
 
     A document set is ingested and asked end to end, and scored per kind of question: correct,
     correct with a citation quoting the answer, cited into the right document, abstention, false
-    abstention, latency and first-sentence latency (p50/p90)."""
+    abstention, latency and first-sentence latency (p50/p90); a set of broad questions (with
+    key_points) is graded by the key points found in the answer and its quotes, complete answers,
+    answer length in words and unsupported sentences shown."""
     from footnote.cli.answer_eval import run_answer_evaluation
     from footnote.evaluation.docqa import is_doc_set
 
-    if is_doc_set(dataset):
+    if corpus is not None or is_doc_set(dataset):
         from footnote.cli.docqa_eval import run_doc_evaluation
 
         run_doc_evaluation(
@@ -186,6 +196,7 @@ def answers(
             home=index_dir,
             per_source=per_source,
             questions=questions,
+            corpus=corpus,
         )
         return
 

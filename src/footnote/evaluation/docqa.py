@@ -101,9 +101,11 @@ class DocOutcome:
     words: int = 0  # the answer as shown, in words
 
 
-def is_doc_set(path: Path) -> bool:
-    """Whether `path` is a document question set (a folder with questions and a corpus)."""
-    return path.is_dir() and (path / QUESTIONS_FILE).is_file() and (path / CORPUS_FOLDER).is_dir()
+def is_doc_set(path: Path, corpus: Path | None = None) -> bool:
+    """Whether `path` is a document question set: a folder with questions and a corpus (its own
+    `corpus/`, or `corpus` given: a set of questions about another set's documents)."""
+    documents = corpus if corpus is not None else path / CORPUS_FOLDER
+    return path.is_dir() and (path / QUESTIONS_FILE).is_file() and documents.is_dir()
 
 
 def load_doc_questions(
@@ -112,14 +114,15 @@ def load_doc_questions(
     skip: int = 0,
     per_source: int | None = None,
     questions: Path | None = None,
+    corpus: Path | None = None,
 ) -> list[DocQuestion]:
     """The items of `folder/questions.jsonl` (or of `questions`, another file of the same form
     about `folder`'s documents): the first `limit` after the first `skip`; with `per_source`, at
     most that many of each source document, spread evenly over its items."""
-    if not is_doc_set(folder):
+    if not is_doc_set(folder, corpus):
         raise DocSetError(
-            f"{folder} is not a document question set: "
-            f"it needs {QUESTIONS_FILE} and a {CORPUS_FOLDER}/ folder"
+            f"{folder} is not a document question set: it needs {QUESTIONS_FILE} and a "
+            f"{CORPUS_FOLDER}/ folder, or --corpus naming the folder of the documents it asks about"
         )
     items: list[DocQuestion] = []
     path = questions or folder / QUESTIONS_FILE
