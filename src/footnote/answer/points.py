@@ -9,11 +9,10 @@ rest of a list that the chunking cut in two, the other sections of a document to
 sections take turns giving their best sentences while the answer fits in `POINT_WORDS`; the
 points are shown in the documents' order, consecutive sentences joined into one quote.
 
-On broad-dev's 38 summaries, how-tos, lists and comparisons (the reader's logits over the top five
-chunks, offline), one such chunk shown whole holds enough key points 0.71 of the time when the
-right one is chosen; choosing by this weight with the second chunk 0.45, by retrieval rank alone
-0.37, and the reader's best sentences taken one by one 0.26. A learned chunk scorer over the
-retrieval and reader signals, cross-validated by document, did no better than the rank (0.34).
+Measured by `benchmarks/broad_answers.py` beside the single-fact answer (docs/benchmarks.md,
+"Broad questions"). Choosing chunks by a learned scorer over the retrieval and reader signals,
+taking the reader's best sentences across all chunks, and retrieving more chunks for broad
+questions were tried on broad-dev and did no better.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ procedure, a list, a comparison) or one fact, read from the question's multiling
 Broad questions are broad-dev's summaries, how-tos, lists and comparisons, and questions of the
 same kinds made from the squad2-dev articles' titles and names (`made_broad`): without them
 every broad question is about a technical document and the model learns the domain as much as
-the shape (on the README's sample corpus, prose about lighthouses and bees, "Summarize how
-lighthouses work." read 0.50 and a comparison 0.43). Single-fact ones are broad-dev's
+the shape (on the README's sample corpus, prose about lighthouses and bees, a summary and a
+comparison fell to the single-fact side). Single-fact ones are broad-dev's
 out-of-scope questions, every docqa-dev question and a fixed sample of squad2-dev's. A
 logistic regression over multilingual-e5-small's query embedding is fitted to them (classes
 weighted to balance), and cross-validated with folds by document, so that no document's
