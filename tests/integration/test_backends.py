@@ -130,7 +130,8 @@ def test_a_high_priority_request_overtakes_queued_low_priority_ones(
 def test_a_full_queue_is_refused_with_429(pools: tuple[LlamaServer, LlamaServer], tmp_path: Path) -> None:
     a, _ = pools
     routed = router({"name": "a", "base_url": a.base_url, "max_concurrency": 1, "max_queue": 0})
-    settings = Settings(home=tmp_path / "home", max_concurrency=4)
+    # The request must reach the backend: a question answered with quoted points generates nothing.
+    settings = Settings(home=tmp_path / "home", max_concurrency=4, broad_answers=False)
     application = create_app(settings, embedder=HashingEmbedder(), generator=routed)
     application.ingest([write_corpus(tmp_path / "corpus")])
     scheduler = routed.backends[0].scheduler
@@ -155,7 +156,7 @@ def test_a_cache_hit_does_not_call_the_backend(
 ) -> None:
     a, _ = pools
     routed = router({"name": "a", "base_url": a.base_url, "max_tokens_cap": 24})
-    settings = Settings(home=tmp_path / "home", max_concurrency=2, answer_cache_size=4)
+    settings = Settings(home=tmp_path / "home", max_concurrency=2, answer_cache_size=4, broad_answers=False)
     application = create_app(settings, embedder=HashingEmbedder(), generator=routed)
     application.ingest([write_corpus(tmp_path / "corpus")])
     with TestClient(create_server(settings, application)) as client:
