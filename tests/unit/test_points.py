@@ -3,12 +3,15 @@ the shape model that asks for them, and the engine quoting them without generati
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from footnote.answer.citations import AnswerSentence, Citation
 from footnote.answer.engine import AnswerEngine, AnswerPolicy, SupportModels
 from footnote.answer.evidence import sentence_spans
 from footnote.answer.points import (
@@ -20,9 +23,13 @@ from footnote.answer.points import (
     select_points,
 )
 from footnote.answer.policy import EVIDENCE_READER
+from footnote.answer.prompt import NO_ANSWER
+from footnote.answer.result import Asked
 from footnote.answer.shape import SHAPE_FILE, QuestionShape, ShapeModel, bundled_shape, read_shape
 from footnote.answer.streaming import final
+from footnote.answer.usage import TokenUsage
 from footnote.application import Application, create_app
+from footnote.cli import output
 from footnote.config import Settings
 from footnote.core.hits import SearchHit
 from footnote.models.base import Vector
@@ -149,3 +156,21 @@ def test_a_broad_question_is_answered_with_its_points_and_nothing_generated(app:
     assert "boil the water" in answer.text and "pour and wait" in answer.text
     assert answer.text.index("boil") < answer.text.index("grind") < answer.text.index("pour")
     assert answer.prompt_tokens == 0  # the scripted generator has no reply: it was never called
+
+
+def test_the_terminal_lists_every_quote_of_a_source_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = Asked("Summarize the steps.", [hit(1, STEPS)], "m", NO_ANSWER, {}, TokenUsage())
+    quotes = ["Third, pour and wait four minutes.", "First, boil the water."]
+
+    def quoted(q: str) -> AnswerSentence:
+        start = STEPS.index(q)
+        citation = Citation(1, 1, 1, "doc1.md", q, start, start + len(q), None, 1.0)
+        return AnswerSentence(q, [citation], True, [], corrected=False)
+
+    sentences = [quoted(q) for q in quotes]
+    terminal = io.StringIO()
+    monkeypatch.setattr(output, "console", Console(file=terminal, width=1000, highlight=False))
+    output.print_sources(asked.answer("", [*sentences, sentences[0]]))
+    listed = terminal.getvalue()
+    assert listed.count('"First, boil the water."') == 1 and listed.count('"Third, pour') == 1
+    assert listed.index("First, boil") < listed.index("Third, pour")

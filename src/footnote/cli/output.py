@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from footnote.answer.citations import AnswerSentence
+from footnote.answer.citations import AnswerSentence, Citation
 from footnote.answer.engine import Answer
 from footnote.answer.render import MarkdownRenderer
 from footnote.core.hits import SearchHit
@@ -48,18 +48,20 @@ class SentencePrinter:
 
 
 def print_sources(answer: Answer) -> None:
-    """The numbered sources, with the quote each footnote points at (none for a withheld answer,
-    whose sentences are not shown: what is printed is what footnote decided), then, dimmed, how
-    many sentences were left out because no source supports them."""
-    cited = {c.number: c for c in answer.shown_citations}
+    """The numbered sources, each with every quote its footnotes point at, in order (none for a
+    withheld answer, whose sentences are not shown: what is printed is what footnote decided),
+    then, dimmed, how many sentences were left out because no source supports them."""
+    cited: dict[int, dict[tuple[int, int], Citation]] = {}
+    for c in answer.shown_citations:
+        cited.setdefault(c.number, {}).setdefault((c.start, c.end), c)
     if not answer.sources:
         return
     console.print("\n[bold]Sources[/]")
     for number, hit in enumerate(answer.sources, start=1):
-        citation = cited.get(number)
-        marker = "[bold cyan]" if citation else "[dim]"
+        quotes = sorted(cited.get(number, {}).values(), key=lambda c: c.start)
+        marker = "[bold cyan]" if quotes else "[dim]"
         console.print(f"{marker}[{number}][/] {escape(hit.location)}", soft_wrap=True)
-        if citation is not None:
+        for citation in quotes:
             page = f" (p. {citation.page})" if citation.page is not None else ""
             console.print(
                 f'    [green]"{escape(citation.quote)}"[/]{page} '
