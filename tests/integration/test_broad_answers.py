@@ -64,6 +64,7 @@ def test_a_summary_cites_several_passages_of_the_right_document(app: Application
     quotes = [c for c in answer.citations if Path(c.path).name == "lighthouses.md"]
     assert len(quotes) >= 3 and len(quotes) == len(answer.citations)
     assert all(s.supported for s in answer.sentences)
+    assert answer.text.startswith("- ") and answer.text.count("\n- ") >= 2  # a list of points
     # What was streamed is the answer: each point as soon as it was chosen.
     assert render_markdown([e.sentence for e in streamed]) == answer.text
 

@@ -42,6 +42,7 @@ from footnote.answer.streaming import Clock, Draft, generate_checked, with_quote
 from footnote.answer.usage import ANSWER_STEP, CONDENSE_STEP, RELATED_STEP, MeteredGenerator, TokenUsage
 from footnote.core.hits import SearchHit
 from footnote.core.language import ENGLISH, reads
+from footnote.core.sentences import is_line_item
 from footnote.errors import QueryError
 from footnote.models.base import GenerationParams, Message
 from footnote.models.registry import rewrites_follow_ups
@@ -240,12 +241,17 @@ class Answering:
     def _quote_points(
         self, checker: CitationChecker, points: list[Passage], written: Written
     ) -> Iterator[AnswerEvent]:
-        """Each point verbatim, in order, after the notice (if any) and as soon as it is chosen."""
+        """Each point verbatim, in order, after the notice (if any) and as soon as it is chosen;
+        several points are shown as a list (a point that is already a list item stays as it is),
+        while each footnote still quotes the document's own text."""
         if self.notice:
             written.sentences.append(AnswerSentence(self.notice, [], False, [], False, is_claim=False))
             yield SentenceEvent(0, written.sentences[0])
         for point in points:
-            written.sentences.append(checker.quoted(point.source, point.start, point.end, point.score))
+            quote = checker.quoted(point.source, point.start, point.end, point.score)
+            if len(points) > 1 and not is_line_item(quote.text):
+                quote = replace(quote, text=f"- {quote.text}")
+            written.sentences.append(quote)
             yield SentenceEvent(len(written.sentences) - 1, written.sentences[-1])
         written.lead = len(written.sentences)
 
