@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from footnote.answer.evidence import Passage, SentenceSpan
+from footnote.answer.terms import says_again
 from footnote.core.hits import SearchHit
 
 # The most words the points of one answer take: broad-dev answers stay near 150 words at most.
@@ -78,22 +79,23 @@ def select_points(
     nothing more that fits, the other chunks fill the answer, best-weighed first: a summary whose
     best chunk outweighs the rest still says more than that chunk. Left out: sentences without a
     word (a code fence, a rule), a section's heading or its document's title standing alone (they
-    name a point, not make it), and a sentence already taken from another chunk (chunks overlap)."""
+    name a point, not make it), and a sentence that says nothing a point taken before does not
+    (chunks overlap, and a manual repeats itself)."""
     sections = chosen_sections(scored)
     weights = chunk_weights(scored)
     rest = sorted((s for s in weights if s not in sections), key=lambda s: (-weights[s], s))
     taken: list[int] = []
-    seen: set[str] = set()
+    seen: list[str] = []
     used = 0
 
     def take(queue: list[int]) -> bool:
         nonlocal used
         while queue:
             index = queue.pop(0)
-            words, text = count_words(scored.texts[index]), _bare(scored.texts[index])
-            if text not in seen and used + words <= budget_words:
+            words, text = count_words(scored.texts[index]), scored.texts[index]
+            if used + words <= budget_words and not any(says_again(text, said) for said in seen):
                 taken.append(index)
-                seen.add(text)
+                seen.append(text)
                 used += words
                 return True
         return False

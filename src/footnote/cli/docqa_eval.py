@@ -75,10 +75,14 @@ def run_doc_evaluation(
 
 
 def _print_table(name: str, model: str, metrics: dict[str, dict[str, Any]]) -> None:
+    """A figure a row and a kind of question a column (a terminal holds a few kinds better than
+    a score of figures); figures no kind of the set has are left out."""
     table = Table(title=f"{name}: {metrics['all']['questions']} questions, {model}")
-    table.add_column("kind")
-    for label in _COLUMNS.values():
-        table.add_column(label, justify="right")
-    for kind, row in metrics.items():
-        table.add_row(kind, *("-" if row[key] is None else str(row[key]) for key in _COLUMNS))
+    table.add_column("")
+    for kind in metrics:
+        table.add_column(kind, justify="right")
+    for key, label in _COLUMNS.items():
+        values = [row.get(key) for row in metrics.values()]
+        if any(value is not None for value in values):
+            table.add_row(label, *("-" if value is None else str(value) for value in values))
     output.console.print(table)
