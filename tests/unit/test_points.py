@@ -174,3 +174,11 @@ def test_the_terminal_lists_every_quote_of_a_source_in_order(monkeypatch: pytest
     listed = terminal.getvalue()
     assert listed.count('"First, boil the water."') == 1 and listed.count('"Third, pour') == 1
     assert listed.index("First, boil") < listed.index("Third, pour")
+
+
+def test_a_point_that_says_nothing_new_is_left_out() -> None:
+    hits = [hit(1, "Boil the water before grinding the beans."), hit(2, "Boil the water.")]
+    scored = scored_of(hits, {(0, 0): 5.0, (1, 0): 4.5})
+    points = select_points(hits, scored)
+    shown = [hits[p.source].text[p.start : p.end] for p in points]
+    assert shown == ["Boil the water before grinding the beans."]
