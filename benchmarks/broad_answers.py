@@ -29,6 +29,7 @@ from reader_blend import save_result
 
 from footnote.answer.shape import bundled_shape
 from footnote.application import isolated_app
+from footnote.config import Settings
 from footnote.evaluation.answers import UNMEASURED
 from footnote.evaluation.docqa import (
     CORPUS_FOLDER,
@@ -111,8 +112,7 @@ def run(
         runs["points-cross-validated"] = cross_validated(folder, home, items, data)
     reports = {}
     for mode, outcomes in runs.items():
-        with isolated_app("footnote-broad-", home, UNMEASURED) as app:
-            reports[mode] = doc_report(folder, 0, app.settings, outcomes)
+        reports[mode] = doc_report(folder, 0, Settings(home=home, **UNMEASURED), outcomes)
         print(mode, f"({len(outcomes)} questions)")
         for kind, row in reports[mode]["metrics"].items():
             print(f"  {kind:13}", {key: row[key] for key in SHOWN if row.get(key) is not None})

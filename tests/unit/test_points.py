@@ -25,13 +25,14 @@ from footnote.answer.points import (
 from footnote.answer.policy import EVIDENCE_READER
 from footnote.answer.prompt import NO_ANSWER
 from footnote.answer.result import Asked
-from footnote.answer.shape import SHAPE_FILE, QuestionShape, ShapeModel, bundled_shape, read_shape
+from footnote.answer.shape import SHAPE_FILE, QuestionShape, ShapeModel, bundled_shape, open_shape, read_shape
 from footnote.answer.streaming import final
 from footnote.answer.usage import TokenUsage
 from footnote.application import Application, create_app
 from footnote.cli import output
 from footnote.config import Settings
 from footnote.core.hits import SearchHit
+from footnote.errors import ConfigError
 from footnote.models.base import Vector
 from tests.fakes import HashingEmbedder, ScriptedGenerator
 
@@ -182,3 +183,12 @@ def test_a_point_that_says_nothing_new_is_left_out() -> None:
     points = select_points(hits, scored)
     shown = [hits[p.source].text[p.start : p.end] for p in points]
     assert shown == ["Boil the water before grinding the beans."]
+
+
+def test_a_malformed_shape_file_is_refused_with_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "shape.json"
+    path.write_text('{"embedder": "e", "weights": [1.0]}', encoding="utf-8")
+    with pytest.raises(ConfigError, match="footnote train shape --out"):
+        read_shape(path)
+    with pytest.raises(ConfigError, match="no such file"):
+        open_shape(str(tmp_path / "missing.json"))

@@ -231,10 +231,10 @@ class Answering:
 
     def _needs_points(self, question: str) -> bool:
         """Whether `question` is answered with several passages (`AnswerEngine.shape`): never
-        where the shape is not read or the policy turns it off, nor by the sources reader, which
-        reads no sentences to choose from."""
-        policy, shape = self.engine.policy, self.engine.shape
-        if shape is None or not policy.broad_answers or not policy.reads_evidence:
+        where the shape is not read (broad answers off), nor by the sources reader, which reads no
+        sentences to choose from."""
+        shape = self.engine.shape
+        if shape is None or not self.engine.policy.reads_evidence:
             return False
         return shape.needs_points(question)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from footnote.answer.evidence import Passage, SentenceSpan
 from footnote.answer.terms import says_again
+from footnote.core.cjk import CJK_CLASS
 from footnote.core.hits import SearchHit
 
 # The most words the points of one answer take: broad-dev answers stay near 150 words at most.
@@ -33,8 +34,7 @@ POINT_WORDS = 140
 SECTION_MARGIN = 3.0
 MOST_SECTIONS = 4
 
-_CJK = "\u3400-\u9fff\uf900-\ufaff"
-_WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+_WORD = re.compile(rf"[{CJK_CLASS}]|[^\W{CJK_CLASS}]+")
 
 
 def count_words(text: str) -> int:
@@ -65,9 +65,14 @@ def chosen_sections(
     scored: ScoredSentences, margin: float = SECTION_MARGIN, most: int = MOST_SECTIONS
 ) -> list[int]:
     """The best-weighed sources, best first: every one within `margin` of the best, `most` at most."""
-    weights = chunk_weights(scored)
+    return _ranked(chunk_weights(scored), margin, most)[0]
+
+
+def _ranked(weights: dict[int, float], margin: float, most: int) -> tuple[list[int], list[int]]:
+    """The sources by weight, best first, split into the chosen sections and the rest."""
     ranked = sorted(weights, key=lambda source: (-weights[source], source))
-    return [source for source in ranked if weights[source] >= weights[ranked[0]] - margin][:most]
+    chosen = [source for source in ranked if weights[source] >= weights[ranked[0]] - margin][:most]
+    return chosen, [source for source in ranked if source not in chosen]
 
 
 def select_points(
@@ -81,9 +86,7 @@ def select_points(
     word (a code fence, a rule), a section's heading or its document's title standing alone (they
     name a point, not make it), and a sentence that says nothing a point taken before does not
     (chunks overlap, and a manual repeats itself)."""
-    sections = chosen_sections(scored)
-    weights = chunk_weights(scored)
-    rest = sorted((s for s in weights if s not in sections), key=lambda s: (-weights[s], s))
+    sections, rest = _ranked(chunk_weights(scored), SECTION_MARGIN, MOST_SECTIONS)
     taken: list[int] = []
     seen: list[str] = []
     used = 0

@@ -69,7 +69,6 @@ class AnswerPolicy:
     judge_threshold: float = JUDGE_THRESHOLD  # support probability a judged citation needs
     history_turns: int = HISTORY_TURNS
     related_questions: bool = False
-    broad_answers: bool = True  # a question that needs several passages is answered with them
 
     @classmethod
     def from_settings(
@@ -108,7 +107,6 @@ class AnswerPolicy:
             judge_threshold=s.judge_threshold,
             history_turns=s.history_turns,
             related_questions=related_questions or s.related_questions,
-            broad_answers=s.broad_answers,
         )
 
     @property

@@ -44,10 +44,16 @@ class ShapeModel:
 
 
 def read_shape(path: Path) -> ShapeModel:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return ShapeModel(
-        str(data["embedder"]), tuple(data["weights"]), float(data["bias"]), float(data["threshold"])
-    )
+    """The shape model in `path`, or a ConfigError naming the file and the fix."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        weights = tuple(float(w) for w in data["weights"])
+        return ShapeModel(str(data["embedder"]), weights, float(data["bias"]), float(data["threshold"]))
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+        raise ConfigError(
+            f"{path} is not a shape model ({exc.__class__.__name__}: {exc}); write one with "
+            "`footnote train shape --out FILE`"
+        ) from exc
 
 
 BUNDLED_SHAPE = "footnote"

@@ -56,6 +56,7 @@ class Models:
         self._reader = reader
         self._language_embedder = language_embedder
         self._question_shape: QuestionShape | None = None
+        self._question_shape_read = False  # opened once: a missing embedder is warned of once
         self.language_embedder_missing = ""  # why no language embedder could be opened
 
     # --- the embedder ----------------------------------------------------------------------
@@ -232,7 +233,7 @@ class Models:
     def question_shape(self) -> QuestionShape | None:
         """The shape model over the language embedder it was trained on; None (every question
         answered as a single fact, with a warning) where that embedder cannot run."""
-        if self._question_shape is None:
+        if not self._question_shape_read:
             model = open_shape(self.settings.answer_shape)
             embedder = self.language_embedder if self.settings.language_embedder == model.embedder else None
             if embedder is None:
@@ -242,8 +243,9 @@ class Models:
                     model.embedder,
                     self.language_embedder_missing or self.settings.language_embedder,
                 )
-                return None
-            self._question_shape = QuestionShape(embedder, model)
+            else:
+                self._question_shape = QuestionShape(embedder, model)
+            self._question_shape_read = True
         return self._question_shape
 
     @property
