@@ -145,9 +145,9 @@ def app(tmp_path: Path) -> Iterator[Application]:
     app.close()
 
 
-def engine(app: Application) -> AnswerEngine:
+def engine(app: Application, point_words: int = POINT_WORDS) -> AnswerEngine:
     shape = QuestionShape(WordEmbedder(), ShapeModel("words", (4.0, -4.0), 0.0, 0.5))
-    policy = AnswerPolicy(app.retrieval_params(5), reader=EVIDENCE_READER)
+    policy = AnswerPolicy(app.retrieval_params(5), reader=EVIDENCE_READER, point_words=point_words)
     return AnswerEngine(app.retriever(), app.generator, SupportModels(app.embedder), policy, shape=shape)
 
 
@@ -157,6 +157,14 @@ def test_a_broad_question_is_answered_with_its_points_and_nothing_generated(app:
     assert "boil the water" in answer.text and "pour and wait" in answer.text
     assert answer.text.index("boil") < answer.text.index("grind") < answer.text.index("pour")
     assert answer.prompt_tokens == 0  # the scripted generator has no reply: it was never called
+
+
+def test_the_policy_sets_how_many_words_the_points_take(app: Application) -> None:
+    question = "Summarize how to make coffee: boil, grind, pour."
+    whole = final(engine(app).stream(question))
+    short = final(engine(app, point_words=8).stream(question))
+    assert 0 < count_words(short.text) <= 8 + 2  # the list marks and footnote markers aside
+    assert "boil the water" in whole.text and "boil the water" not in short.text
 
 
 def test_the_terminal_lists_every_quote_of_a_source_in_order(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -158,7 +158,11 @@ class Answering:
         if declined is not None:
             yield DoneEvent(declined)
             return
-        points = select_points(sources, scored) if broad and scored is not None and scored.spans else []
+        points = (
+            select_points(sources, scored, policy.point_words)
+            if broad and scored is not None and scored.spans
+            else []
+        )
         written = Written()
         if points:
             # A question that needs several passages is answered with them, quoted: nothing is

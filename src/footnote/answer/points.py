@@ -23,12 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from footnote.answer.evidence import Passage, SentenceSpan
+from footnote.answer.policy import POINT_WORDS
 from footnote.answer.terms import says_again
 from footnote.core.cjk import CJK_CLASS
 from footnote.core.hits import SearchHit
 
-# The most words the points of one answer take: broad-dev answers stay near 150 words at most.
-POINT_WORDS = 140
 # In the reader's logits: how far below the best chunk's weight another chunk may be and join,
 # and how many chunks join at most.
 SECTION_MARGIN = 3.0

@@ -44,6 +44,7 @@ READER_FLOOR: float = Settings.model_fields["reader_floor"].default
 EVIDENCE_TOKENS: int = Settings.model_fields["evidence_tokens"].default
 HISTORY_TURNS: int = Settings.model_fields["history_turns"].default
 JUDGE_THRESHOLD: float = Settings.model_fields["judge_threshold"].default
+POINT_WORDS: int = Settings.model_fields["point_words"].default
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class AnswerPolicy:
     generation: GenerationParams = field(default_factory=GenerationParams)
     reader: str = EVIDENCE_READER
     evidence_tokens: int = EVIDENCE_TOKENS
+    point_words: int = POINT_WORDS  # the most words a broad answer's points take
     # Gates before generating: sources that match the question less, or hold no answer-shaped
     # sentence, are taken as unrelated; so is a question naming a word no document holds.
     relevance_floor: float = RELEVANCE_FLOOR
@@ -95,6 +97,7 @@ class AnswerPolicy:
             ),
             reader=s.reader,
             evidence_tokens=s.evidence_tokens,
+            point_words=s.point_words,
             relevance_floor=s.relevance_floor,
             evidence_floor=s.evidence_floor,
             decline_unknown=s.decline_unknown_names,

@@ -19,7 +19,7 @@ from footnote.models.base import Embedder, Vector
 from footnote.models.registry import verify_file
 
 SHAPE_FILE = Path(__file__).parent.parent / "models" / "shape" / "shape.json"
-SHAPE_SHA256 = "c898147b2d3670cfbf25338a6fae53bc4bab1e0aac2b24f6b0295758c2fd1ff5"
+SHAPE_SHA256 = "b1bf41f29c446970fa7dbb6a1a5ff4a2a7c14e2969fe65b20d5ea16fb4ccbcdd"
 SHAPE_FIX = (
     "restore it with `git checkout src/footnote/models/shape`, or rebuild it with `footnote train shape`"
 )

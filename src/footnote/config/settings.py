@@ -394,6 +394,14 @@ class Settings(BaseSettings):
         "comparison: the shape model reads it from the question) is answered with those passages, "
         "each quoted in its document's order; off: every question gets the single-fact answer",
     )
+    # 140 keeps broad-dev's answers near 150 words at the median; longer budgets find more of its
+    # key points (docs/benchmarks.md, "Broad questions").
+    point_words: int = Field(
+        140,
+        ge=20,
+        le=2000,
+        description="the most words of the points a broad answer quotes (a CJK character counts as one)",
+    )
     answer_shape: str = Field(
         "footnote",
         description="the shape model that tells broad questions: footnote (the one shipped in the "

@@ -5,7 +5,11 @@ Broad questions are broad-dev's summaries, how-tos, lists and comparisons, and q
 same kinds made from the squad2-dev articles' titles and names (`made_broad`): without them
 every broad question is about a technical document and the model learns the domain as much as
 the shape (on the README's sample corpus, prose about lighthouses and bees, a summary and a
-comparison fell to the single-fact side). Single-fact ones are broad-dev's
+comparison fell to the single-fact side). Lists are also made from the docqa-dev documents'
+own section headings that name several things ("Compression options", "Legacy hash functions":
+`made_lists`): written by hand, a list question about a manual ("Which grep options control
+...?") reads much like a single-fact one ("Which grep option ...?"), and without them only 0.3
+of broad-dev's lists were taken as broad, cross-validated. Single-fact ones are broad-dev's
 out-of-scope questions, every docqa-dev question and a fixed sample of squad2-dev's. A
 logistic regression over multilingual-e5-small's query embedding is fitted to them (classes
 weighted to balance), and cross-validated with folds by document, so that no document's
@@ -34,6 +38,7 @@ SEED = 0
 FOLDS = 5
 REGULARISATION = 3.0  # sklearn's C; chosen from 0.3, 1, 3, 10 by cross-validated AUC
 NAMES_PER_ARTICLE = 4  # the article's most frequent names, each asked about in one broad way
+LISTS_PER_DOCUMENT = 6  # the most list questions made from one document's headings
 # Broad questions of each kind about an article's subject or names ({a}, {b}), in the two
 # languages footnote answers in; each made question takes one at random.
 MADE = {
@@ -68,6 +73,18 @@ MADE = {
         "比较{a}和{b}。",
     ),
 }
+# List questions about a heading naming several things ({h}) of a document ({t}).
+MADE_LISTS = (
+    "Which {h} does the {t} documentation list?",
+    "What {h} are there in {t}?",
+    "List the {h} of {t}.",
+    "Which {h} does {t} have?",
+    "What are the {h} in {t}?",
+)
+# A heading that names several things: one to four words of letters, the last an English plural
+# (not "-ss", "-is" or "-us": "access", "synopsis", "status").
+_PLURAL_HEADING = re.compile(r"^(?:[A-Za-z-]+ ){0,3}[A-Za-z-]*[a-hj-rtv-z]s$")
+_NUMBERING = re.compile(r"^[\d.\s]+")
 _NAME = re.compile(r"\b[A-Z][a-z]+(?: (?:of |the |de )?[A-Z][a-z]+){1,3}\b")
 
 
@@ -94,6 +111,7 @@ def shape_examples(data: Path) -> list[ShapeExample]:
     for item in _jsonl(data / "docqa-dev" / "questions.jsonl"):
         examples.append(ShapeExample(item["question"], False, str(item.get("source")), "docqa"))
     examples.extend(made_broad(data / "squad2-dev" / "corpus"))
+    examples.extend(made_lists(data / "docqa-dev" / "corpus"))
     squad = _jsonl(data / "squad2-dev" / "questions.jsonl")
     for item in random.Random(SEED).sample(squad, min(SQUAD_SAMPLE, len(squad))):
         examples.append(ShapeExample(item["question"], False, str(item["source"]), "squad"))
@@ -122,6 +140,24 @@ def made_broad(corpus: Path) -> list[ShapeExample]:
         for first, second in pairs:
             question = rng.choice(MADE["compare"]).format(a=first, b=second)
             examples.append(ShapeExample(question, True, path.name, "made-compare"))
+    return examples
+
+
+def made_lists(corpus: Path) -> list[ShapeExample]:
+    """List questions about the documents of `corpus`, each about one of a document's section
+    headings that names several things, `LISTS_PER_DOCUMENT` at most (chosen at random)."""
+    from footnote.ingest.loaders import load_document
+
+    rng = random.Random(SEED)
+    examples = []
+    for path in sorted(corpus.iterdir()):
+        document = load_document(path)
+        headings = {_NUMBERING.sub("", h).strip(" #").lower() for b in document.blocks for h in b.heading_path}
+        plural = sorted(h for h in headings if _PLURAL_HEADING.match(h))
+        subject = path.name.split(".")[0].split("-")[0]
+        for heading in rng.sample(plural, min(LISTS_PER_DOCUMENT, len(plural))):
+            question = rng.choice(MADE_LISTS).format(h=heading, t=subject)
+            examples.append(ShapeExample(question, True, path.name, "made-list-heading"))
     return examples
 
 
@@ -220,6 +256,7 @@ def train_shape(data: Path, embed: Callable[[list[str]], np.ndarray], embedder: 
         "trained_on": {
             "broad-dev": "summary, howto, list, compare (broad); out_of_scope (single)",
             "squad2-dev articles": "broad questions made from their titles and names (made_broad)",
+            "docqa-dev documents": "list questions made from their plural headings (made_lists)",
             "docqa-dev": "every question (single)",
             "squad2-dev": f"{SQUAD_SAMPLE} questions, seed {SEED} (single)",
         },
