@@ -46,8 +46,9 @@ reader: install
 	$(BIN)/footnote train reader $(READER_DATA) --out $(READER_STAGE)
 	$(BIN)/footnote train reader $(READER_DATA) --answer-head --start $(READER_STAGE).pt --epochs 0.4
 
-# Rebuilds the answer-shape model (several passages or one fact) from ../shared's broad-dev, docqa-dev
-# and squad2-dev questions over multilingual-e5-small query embeddings (under a minute on 2 cores).
+# Rebuilds the answer-shape model (several passages or one fact) from ../shared's broad-dev, docqa-dev,
+# squad2-dev and rgb-zh-dev questions, and list questions made from docqa-dev's headings, over
+# multilingual-e5-small query embeddings (under a minute on 2 cores).
 shape: install
 	$(BIN)/footnote train shape --data ../shared/data
 

@@ -199,6 +199,18 @@ def test_answerability_needs_a_sentence_holding_the_kind_asked_for() -> None:
     assert asked > absent
 
 
+def test_a_procedure_told_in_words_is_not_held_to_code_but_a_number_still_is() -> None:
+    steps = "Boil the water and let it rest. Grind the beans coarsely. Pour the water and wait."
+    hits = [hit(steps)]
+    spans = sentence_spans(hits)
+    texts = [steps[s.start : s.end] for s in spans]
+    question = "How do I brew coffee: boil the water, grind the beans, pour?"
+    assert answerability(question, spans, texts) == 0.0  # a single fact's "how do I" asks for code
+    assert answerability(question, spans, texts, prose=True) > 0.2
+    counted = "How many grams of beans does brewing coffee take: boil, grind, pour?"
+    assert answerability(counted, spans, texts, prose=True) == 0.0
+
+
 SCP_PORT = """     -P port
              Specifies the port to connect to on the remote host.  Note that
              this option is written with a capital 'P', because -p is already
@@ -277,8 +289,15 @@ def extract_app(tmp_path: Path) -> Iterator[Application]:
     (folder / "sftp.txt").write_text(SFTP, encoding="utf-8")
     (folder / "tar.md").write_text(TAR_EXIT, encoding="utf-8")
     # The extract reader's own logic, with the hand-weighted blend alone choosing (the trained
-    # reader's choices are measured in benchmarks and in tests/integration/test_reader_answers.py).
-    settings = Settings(home=tmp_path / "home", reader="extract", relevance_floor=0.0, sentence_reader="off")
+    # reader's choices are measured in benchmarks and in tests/integration/test_reader_answers.py),
+    # for single facts: broad answers are tests/unit/test_points.py's.
+    settings = Settings(
+        home=tmp_path / "home",
+        reader="extract",
+        relevance_floor=0.0,
+        sentence_reader="off",
+        broad_answers=False,
+    )
     app = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
     app.ingest([folder])
     yield app

@@ -78,6 +78,16 @@ def test_points_come_in_the_sources_order_as_one_quote_per_run() -> None:
     assert [hits[p.source].text[p.start : p.end] for p in points] == [STEPS, OTHER]
 
 
+def test_the_best_weighed_document_comes_first_each_in_its_own_order() -> None:
+    hits = [hit(1, OTHER, document=3), hit(2, STEPS, document=9, start=400), hit(3, STEPS, document=9)]
+    # The later document weighs most: its points lead, in its own order, the other's follow.
+    reading = scored_of(hits, {(1, 2): 4.0, (2, 0): 3.5, (0, 0): 3.0})
+    points = select_points(hits, reading)
+    assert hits[points[0].source].document_id == 9
+    assert [hits[p.source].start for p in points if hits[p.source].document_id == 9] == [0, 400]
+    assert hits[points[-1].source].document_id == 3
+
+
 def test_other_chunks_fill_the_answer_once_the_chosen_sections_run_out() -> None:
     hits = [hit(1, "Pinning keeps versions fixed."), hit(2, OTHER)]
     scored = scored_of(hits, {(0, 0): 9.0})  # the tea chunk is far outside the margin

@@ -13,6 +13,7 @@ from functools import cache, partial
 from typing import TYPE_CHECKING
 
 from footnote.answer import gates
+from footnote.answer.across import across_languages
 from footnote.answer.budget import pack_sources
 from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
 from footnote.answer.evidence import (
@@ -44,7 +45,7 @@ from footnote.core.hits import SearchHit
 from footnote.core.language import ENGLISH, reads
 from footnote.core.sentences import is_line_item
 from footnote.errors import QueryError
-from footnote.models.base import GenerationParams, Message
+from footnote.models.base import Embedder, GenerationParams, Message
 from footnote.models.registry import rewrites_follow_ups
 from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE
 
@@ -148,7 +149,7 @@ class Answering:
         checker = engine.support.checker(sources, question, policy.judge_threshold)
         broad = self._needs_points(question)
         passages, answerable, scored = (
-            self._evidence(question, checker, in_context or question, typed=not broad)
+            self._evidence(question, checker, in_context or question, prose=broad)
             if policy.reads_evidence
             else ([], Answerable(), None)
         )
@@ -332,20 +333,28 @@ class Answering:
         return gates.unknown_words(question, sources, indexed, english=self.language == ENGLISH)
 
     def _evidence(
-        self, question: str, checker: CitationChecker, reader_question: str, typed: bool = True
+        self, question: str, checker: CitationChecker, reader_question: str, prose: bool = False
     ) -> tuple[list[Passage], Answerable, ScoredSentences]:
         """The passages of the sources most likely to answer `question`, best first, how likely
-        it is that one of the sources answers at all (`typed`: only by sentences holding the kind
-        of token it asks for), and every sentence as it was read; the sentence reader reads
+        it is that one of the sources answers at all (only by sentences holding the kind of token
+        it asks for; `prose`, a broad question's, is not held to code: its procedure may be told
+        in words), and every sentence as it was read; the sentence reader reads
         `reader_question`."""
         reader = self.engine.support.reader
         reader_reads = reader is not None and reads(reader.languages, self.language)
+        across = None if reader is None or reader_reads else self._across(checker.sources)
         # Where the reader reads, only its best sentences are embedded before the quote
         # (`with_similarity`); the rest are embedded once the quote is shown, for checking what
         # the model writes.
-        spans = checker.sentence_spans(vectors=not reader_reads)
+        spans = checker.sentence_spans(vectors=not reader_reads and across is None)
         texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
-        scores = score_sentences(question, spans, None if reader_reads else checker.question_vector, texts)
+        similarity: float | None = None
+        question_vector = None if reader_reads else checker.question_vector
+        if across is not None and spans:
+            spans, question_vector, similarity = across_languages(
+                across, question, checker.sources, spans, texts
+            )
+        scores = score_sentences(question, spans, question_vector, texts)
         read: list[float] = []
         answered: list[float] = []  # the logits weighed against the no-answer candidate's
         no_answer: float | None = None
@@ -368,7 +377,16 @@ class Answering:
         floor = self.engine.policy.reader_floor
         best_read = answered_probability(answered, no_answer) if answered and floor else None
         scored = ScoredSentences(spans, texts, read or scores)
-        return passages, Answerable(answerability(question, spans, texts, typed), best_read), scored
+        answerable = Answerable(answerability(question, spans, texts, prose), best_read, similarity)
+        return passages, answerable, scored
+
+    def _across(self, sources: Sequence[SearchHit]) -> Embedder | None:
+        """The multilingual embedder, where it reads in the sentence reader's place (which does
+        not read the question's language): where most `sources` are in another language than the
+        question. Within one language the blend's shared words read better (RGB zh_refine_dev end
+        to end 0.725 correct against 0.675); with no reader at all, the blend alone reads."""
+        foreign = sum(hit.language not in ("", self.language) for hit in sources)
+        return self.engine.support.multilingual if 2 * foreign > len(sources) else None
 
     def _quote_instead(
         self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]

@@ -306,6 +306,9 @@ class SupportModels:
     embedder: Embedder | None
     judge: SupportJudge | None = None
     reader: SentenceReader | None = None  # reads each source sentence for the evidence
+    # Reads a question in a language the sentence reader does not beside each source sentence
+    # (a Chinese question over English manuals): a multilingual embedder; None: the blend alone.
+    multilingual: Embedder | None = None
 
     def checker(
         self, sources: Sequence[SearchHit], question: str, judge_threshold: float = JUDGE_THRESHOLD

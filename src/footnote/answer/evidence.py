@@ -244,11 +244,15 @@ def sentence_spans(hits: Sequence[SearchHit]) -> list[SentenceSpan]:
 @dataclass(frozen=True)
 class Answerable:
     """How likely the sources are to answer: the coverage of the question by an answer-shaped
-    sentence (`answerability`), and the reader's probability that its best sentence answers
-    (None when no reader read them)."""
+    sentence (`answerability`), the reader's probability that its best sentence answers (None
+    when no reader read them), and the multilingual embedder's best similarity where it read them
+    instead."""
 
     coverage: float = 1.0
     read: float | None = None
+    # The multilingual embedder's best closeness of a sentence to the question, where it read
+    # them in the reader's place (a question in a language the reader does not read).
+    similarity: float | None = None
 
     @property
     def value(self) -> float:
@@ -366,27 +370,29 @@ def score_sentences(
 
 
 def answerability(
-    question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str], typed: bool = True
+    question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str], prose: bool = False
 ) -> float:
     """How well the sources can answer `question`: the best of `coverages`."""
-    return max(coverages(question, sentences, texts, typed), default=0.0) if content_terms(question) else 1.0
+    covered = coverages(question, sentences, texts, prose)
+    return max(covered, default=0.0) if content_terms(question) else 1.0
 
 
 def coverages(
-    question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str], typed: bool = True
+    question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str], prose: bool = False
 ) -> list[float]:
     """How well each sentence can answer `question`: the weighted share of its terms that the
     sentence (with its paragraph's lead-in) covers, if it holds a token of the kind asked for (any
     sentence when the question asks for no particular kind) and, for a question asking for a
-    default, if it states one or stands beside one; else 0. Untyped (a question answered with
-    several passages, whose answer is no single token), every sentence counts by its coverage."""
+    default, if it states one or stands beside one; else 0. `prose`: an answer that may be told
+    in words (a broad question's: a procedure, a summary, a comparison) is not held to code,
+    while a number, year, version or name it asks for must still be there."""
     asked = content_terms(question)
     total = sum(asked.values())
     if not total:
         return [1.0] * len(sentences)
-    kinds = asked_kinds(question) if typed else frozenset()
+    kinds = asked_kinds(question) - {"code"} if prose else asked_kinds(question)
     by_position = {(s.source, s.position): s for s in sentences}
-    asks_default = typed and _ASKS_DEFAULT.search(question)
+    asks_default = _ASKS_DEFAULT.search(question)
     defaults = _stating_default(sentences, texts) if asks_default else None
     covered = []
     for index, (sentence, text) in enumerate(zip(sentences, texts, strict=True)):

@@ -47,13 +47,21 @@ def unrelated_sources(
     belief when it read them; otherwise, or with no reader, its best span matches it less than the
     relevance floor): say so, show the nearest sources, and spend no time generating an answer
     they could not support. Where the reader decides, the relevance floor does not: on docqa-dev
-    it declined 6 answerable questions for 1 unanswerable one the reader let through. `match`
-    gives the best span's match with the question (it embeds the sources' sentences, so it is
-    asked only where it decides or is recorded)."""
+    it declined 6 answerable questions for 1 unanswerable one the reader let through. Where the
+    multilingual embedder read the sources in the reader's place (a question in a language the
+    reader does not read), its best similarity alone decides: the question's words cannot meet
+    the sources' in another language. `match` gives the best span's match with the question (it
+    embeds the sources' sentences, so it is asked only where it decides or is recorded)."""
+    across = answerable.similarity is not None and policy.reads_evidence
     reader_decides = answerable.read is not None and policy.reads_evidence
     floor = policy.reader_floor if reader_decides else policy.evidence_floor
-    unmatched = not reader_decides and match() < policy.relevance_floor
-    if not unmatched and not (policy.reads_evidence and (not passages or answerable.value < floor)):
+    if across:
+        unanswered = not passages or (answerable.similarity or 0.0) < policy.across_language_floor
+        unmatched = False
+    else:
+        unanswered = policy.reads_evidence and (not passages or answerable.value < floor)
+        unmatched = not reader_decides and match() < policy.relevance_floor
+    if not unmatched and not unanswered:
         return None
     declined = asked.declined(
         match=match(),

@@ -7,7 +7,8 @@ a single lucky sentence). The best chunk is the section the answer comes first f
 within `SECTION_MARGIN` of it join (`MOST_SECTIONS` at most): the other side of a comparison, the
 rest of a list that the chunking cut in two, the other sections of a document to summarise. The
 sections take turns giving their best sentences while the answer fits in `POINT_WORDS`; the
-points are shown in the documents' order, consecutive sentences joined into one quote.
+points are shown document by document, the best-weighed first, each in its document's order,
+consecutive sentences joined into one quote.
 
 Measured by `benchmarks/broad_answers.py` beside the single-fact answer (docs/benchmarks.md,
 "Broad questions"). Choosing chunks by a learned scorer over the retrieval and reader signals,
@@ -77,14 +78,14 @@ def _ranked(weights: dict[int, float], margin: float, most: int) -> tuple[list[i
 def select_points(
     hits: Sequence[SearchHit], scored: ScoredSentences, budget_words: int = POINT_WORDS
 ) -> list[Passage]:
-    """The points of the chosen sections, in their documents' order: the sections take turns,
-    each adding its best sentence not yet taken while the answer fits in `budget_words`, and
-    runs of consecutive sentences are joined into one quote. Once the chosen sections have
-    nothing more that fits, the other chunks fill the answer, best-weighed first: a summary whose
-    best chunk outweighs the rest still says more than that chunk. Left out: sentences without a
-    word (a code fence, a rule), a section's heading or its document's title standing alone (they
-    name a point, not make it), and a sentence that says nothing a point taken before does not
-    (chunks overlap, and a manual repeats itself)."""
+    """The points of the chosen sections, in their documents' order (the best-weighed document
+    first): the sections take turns, each adding its best sentence not yet taken while the
+    answer fits in `budget_words`, and runs of consecutive sentences are joined into one quote.
+    Once the chosen sections have nothing more that fits, the other chunks fill the answer,
+    best-weighed first: a summary whose best chunk outweighs the rest still says more than that
+    chunk. Left out: sentences without a word (a code fence, a rule), a section's heading or its
+    document's title standing alone (they name a point, not make it), and a sentence that says
+    nothing a point taken before does not (chunks overlap, and a manual repeats itself)."""
     sections, rest = _ranked(chunk_weights(scored), SECTION_MARGIN, MOST_SECTIONS)
     taken: list[int] = []
     seen: list[str] = []
@@ -110,8 +111,12 @@ def select_points(
         queue = _candidates(hits[source], source, scored)
         while take(queue):
             pass
+    # Documents in the order they weigh (the best first: a single fact taken for a broad question
+    # still leads with its answer), each one's points in its own order.
+    documents = [hits[source].document_id for source in [*sections, *rest]]
     shown = sorted(
-        {scored.spans[i].source for i in taken}, key=lambda s: (hits[s].document_id, hits[s].start)
+        {scored.spans[i].source for i in taken},
+        key=lambda s: (documents.index(hits[s].document_id), hits[s].start),
     )
     order = {source: rank for rank, source in enumerate(shown)}
     taken.sort(key=lambda i: (order[scored.spans[i].source], scored.spans[i].position))
@@ -128,6 +133,12 @@ def _candidates(hit: SearchHit, source: int, scored: ScoredSentences) -> list[in
         if span.source == source and count_words(scored.texts[i]) and _bare(scored.texts[i]) not in labels
     ]
     return sorted(indexes, key=lambda i: -scored.scores[i])
+
+
+def is_label(hit: SearchHit, text: str) -> bool:
+    """Whether `text` is the chunk `hit`'s heading or its document's title standing alone: it
+    names what the section is about, and answers nothing."""
+    return _bare(text) in _labels(hit)
 
 
 def _bare(text: str) -> str:

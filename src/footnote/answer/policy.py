@@ -45,6 +45,7 @@ EVIDENCE_TOKENS: int = Settings.model_fields["evidence_tokens"].default
 HISTORY_TURNS: int = Settings.model_fields["history_turns"].default
 JUDGE_THRESHOLD: float = Settings.model_fields["judge_threshold"].default
 POINT_WORDS: int = Settings.model_fields["point_words"].default
+ACROSS_LANGUAGE_FLOOR: float = Settings.model_fields["across_language_floor"].default
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,8 @@ class AnswerPolicy:
     evidence_floor: float = EVIDENCE_FLOOR
     decline_unknown: bool = True
     reader_floor: float = READER_FLOOR  # the reader's best probability below which it declines
+    # The multilingual embedder's best similarity below which it declines, where it reads instead.
+    across_language_floor: float = ACROSS_LANGUAGE_FLOOR
     # Gates after generating: withhold an answer whose citations match the question less; quote
     # the best-matching source sentence when nothing the model wrote is supported.
     abstain_below: float = ABSTAIN_BELOW
@@ -102,6 +105,7 @@ class AnswerPolicy:
             evidence_floor=s.evidence_floor,
             decline_unknown=s.decline_unknown_names,
             reader_floor=s.reader_floor,
+            across_language_floor=s.across_language_floor,
             abstain_below=s.abstain_below,
             quote_above=s.quote_above,
             # A judge is the authority on support: when it backs no sentence the answer abstains

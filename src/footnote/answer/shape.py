@@ -19,7 +19,7 @@ from footnote.models.base import Embedder, Vector
 from footnote.models.registry import verify_file
 
 SHAPE_FILE = Path(__file__).parent.parent / "models" / "shape" / "shape.json"
-SHAPE_SHA256 = "b1bf41f29c446970fa7dbb6a1a5ff4a2a7c14e2969fe65b20d5ea16fb4ccbcdd"
+SHAPE_SHA256 = "e10d80c6ec43775c344d9359991b95f5195c17a7a8e64d036618c4f409d0a0e1"
 SHAPE_FIX = (
     "restore it with `git checkout src/footnote/models/shape`, or rebuild it with `footnote train shape`"
 )

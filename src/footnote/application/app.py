@@ -168,7 +168,12 @@ class Application:
         return AnswerEngine(
             retriever or self.retriever(),
             self.generator,
-            SupportModels(self.embedder, self.judge, self.models.reader if s.reader != "sources" else None),
+            SupportModels(
+                self.embedder,
+                self.judge,
+                self.models.reader if s.reader != "sources" else None,
+                self.models.language_embedder if s.across_language_floor > 0 else None,
+            ),
             AnswerPolicy.from_settings(
                 s,
                 retrieval,

@@ -434,6 +434,20 @@ class Settings(BaseSettings):
         "evidence floor's coverage) the documents are taken not to answer, in place of the evidence "
         "floor: footnote says so and shows the nearest sources; 0: the evidence floor decides",
     )
+    # Chosen by benchmarks/across_languages.py: broad-dev's Chinese questions over the English
+    # docqa-dev documents against 60 of rgb-zh-dev's Chinese questions over the same documents
+    # (in sample none of the first declined, 0.98 of the second; by two folds by document 0.17
+    # and 0.97: across_languages-zh-over-docqa-dev-20261206-204250.json).
+    across_language_floor: float = Field(
+        0.855,
+        ge=0.0,
+        le=1.0,
+        description="for a question in a language the sentence reader does not read, read beside "
+        "the sources by the multilingual embedder (FOOTNOTE_LANGUAGE_EMBEDDER): below this "
+        "similarity of its best sentence the documents are taken not to answer, in place of the "
+        "evidence and relevance floors; 0: off (the multilingual embedder does not read, and those "
+        "floors decide as for any question)",
+    )
     evidence_tokens: int = Field(
         220, ge=32, le=4096, description="most tokens of selected evidence the evidence reader is shown"
     )

@@ -1,0 +1,145 @@
+"""Chinese questions over English documents: read by the multilingual embedder in the English
+sentence reader's place, against the blend alone, in one run on one index and one machine.
+
+Answerable: broad-dev's `zh_cross` questions (Chinese, their answers in the English docqa-dev
+documents). Unanswerable: rgb-zh-dev's Chinese questions (news) over the same documents. The
+floor on the embedder's best similarity is chosen to tell them apart (the largest share declined
+of the unanswerable less the share declined of the answerable), in sample and by two folds by
+document (chosen on one half, measured on the other); then every question is answered end to end
+with the chosen floor and with the multilingual reading off.
+
+    python benchmarks/across_languages.py ../shared/data --home /tmp/docqa-home
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from broad_answers import answered
+from reader_blend import save_result
+
+from footnote.answer.across import across_languages
+from footnote.answer.evidence import sentence_spans
+from footnote.application import isolated_app
+from footnote.config import Settings
+from footnote.evaluation.answers import UNMEASURED
+from footnote.evaluation.docqa import DocQuestion, doc_report, load_doc_questions
+
+UNRELATED = 60  # rgb-zh-dev questions asked, a fixed sample
+SEED = 0
+SHOWN = (
+    "complete",
+    "key_point_recall",
+    "abstention",
+    "false_abstention",
+    "words_p50",
+    "first_sentence_p50",
+    "latency_p50",
+)
+
+
+def items(data: Path) -> list[DocQuestion]:
+    broad = load_doc_questions(data / "docqa-dev", questions=data / "broad-dev" / "questions.jsonl")
+    asked = [item for item in broad if item.kind == "zh_cross"]
+    queries = [json.loads(line) for line in (data / "rgb-zh-dev" / "queries.jsonl").read_text().splitlines()]
+    for query in random.Random(SEED).sample(queries, UNRELATED):
+        asked.append(DocQuestion(f"rgb-zh-{query['_id']}", query["text"], (), None, None, "rgb_zh_unrelated"))
+    return asked
+
+
+def similarities(folder: Path, home: Path, asked: list[DocQuestion]) -> dict[str, float]:
+    """Each question's best similarity to a sentence of its retrieved sources."""
+    with isolated_app("footnote-across-", home, UNMEASURED) as app:
+        app.ingest([folder])
+        engine, embedder = app.answer_engine(), app.models.language_embedder
+        assert embedder is not None, "the multilingual embedder is needed here"
+        best = {}
+        for item in asked:
+            hits = engine.retriever.search(item.question, engine.policy.retrieval)
+            spans = sentence_spans(hits)
+            texts = [hits[s.source].text[s.start : s.end] for s in spans]
+            best[item.id] = across_languages(embedder, item.question, hits, spans, texts)[2] if spans else 0.0
+    return best
+
+
+def youden(pairs: list[tuple[bool, float]]) -> float:
+    """The floor declining the most unanswerable (False) for the fewest answerable (True)."""
+    yes = [s for a, s in pairs if a] or [1.0]
+    no = [s for a, s in pairs if not a] or [0.0]
+    candidates = sorted({round(s, 3) for _, s in pairs})
+    return max(candidates, key=lambda f: np.mean([s < f for s in no]) - np.mean([s < f for s in yes]))
+
+
+def declines(pairs: list[tuple[bool, float]], floor: float) -> dict[str, float]:
+    yes = [s for a, s in pairs if a]
+    no = [s for a, s in pairs if not a]
+    return {
+        "declined_unanswerable": round(float(np.mean([s < floor for s in no])), 4),
+        "declined_answerable": round(float(np.mean([s < floor for s in yes])), 4),
+    }
+
+
+def chosen(asked: list[DocQuestion], best: dict[str, float]) -> dict[str, Any]:
+    """The floor in sample, and by two folds by document."""
+    pairs = {item.id: (item.answerable, best[item.id]) for item in asked}
+    groups = sorted({item.source or item.id for item in asked})
+    random.Random(SEED).shuffle(groups)
+    half = set(groups[::2])
+    folds = [
+        [i.id for i in asked if (i.source or i.id) in half],
+        [i.id for i in asked if (i.source or i.id) not in half],
+    ]
+    held: list[tuple[bool, float, float]] = []
+    for fit, score in ((folds[0], folds[1]), (folds[1], folds[0])):
+        floor = youden([pairs[i] for i in fit])
+        held += [(pairs[i][0], pairs[i][1] < floor, floor) for i in score]
+    floor = youden(list(pairs.values()))
+    return {
+        "floor": floor,
+        "in_sample": declines(list(pairs.values()), floor),
+        "fold_floors": sorted({f for _, _, f in held}),
+        "cross_validated": {
+            "declined_unanswerable": round(float(np.mean([d for a, d, _ in held if not a])), 4),
+            "declined_answerable": round(float(np.mean([d for a, d, _ in held if a])), 4),
+        },
+        "similarity": {i: round(s, 4) for i, (_, s) in pairs.items()},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path, help="the shared data folder")
+    parser.add_argument("--home", type=Path, required=True, help="the docqa-dev index, kept for the next run")
+    args = parser.parse_args()
+    folder = args.data / "docqa-dev"
+    asked = items(args.data)
+    floors = chosen(asked, similarities(folder / "corpus", args.home, asked))
+    print(
+        "floor",
+        floors["floor"],
+        "in sample",
+        floors["in_sample"],
+        "cross-validated",
+        floors["cross_validated"],
+    )
+    reports: dict[str, Any] = {"floor": floors}
+    modes = {
+        "multilingual": {"across_language_floor": floors["floor"]},
+        "blend-alone": {"across_language_floor": 0.0},
+    }
+    for mode, settings in modes.items():
+        outcomes = answered(folder, args.home, asked, settings)
+        reports[mode] = doc_report(folder, 0, Settings(home=args.home, **UNMEASURED), outcomes)
+        print(mode)
+        for kind, row in reports[mode]["metrics"].items():
+            print(f"  {kind:17}", {key: row[key] for key in SHOWN if row.get(key) is not None})
+    save_result("across_languages", "zh-over-docqa-dev", reports)
+
+
+if __name__ == "__main__":
+    main()

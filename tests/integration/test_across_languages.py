@@ -1,0 +1,51 @@
+"""Chinese questions over the English sample corpus, end to end with the real models: the
+multilingual embedder reads them in the English sentence reader's place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from footnote.answer.engine import Answer, DoneEvent
+from footnote.application import Application, create_app
+from footnote.config import Settings
+from footnote.models.base import Embedder
+from footnote.models.e5 import engine_missing_reason
+from tests.store_modes import lasting_settings
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(bool(engine_missing_reason()), reason="multilingual-e5-small needs AVX2"),
+]
+
+SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Application:
+    home = tmp_path_factory.mktemp("home")
+    application = create_app(Settings(home=home, **lasting_settings(home)), embedder=real_embedder)
+    application.ingest([SAMPLE])
+    return application
+
+
+def answered(app: Application, question: str) -> Answer:
+    done = [e for e in app.ask_stream(question) if isinstance(e, DoneEvent)]
+    assert len(done) == 1
+    return done[0].answer
+
+
+def test_a_chinese_question_is_answered_with_an_english_sentence_not_a_heading(app: Application) -> None:
+    answer = answered(app, "Fresnel 透镜有什么作用？")
+    assert not answer.abstained and answer.citations
+    first = answer.citations[0]
+    assert Path(first.path).name == "lighthouses.md"
+    assert "Fresnel" in first.quote and not first.quote.lstrip().startswith("#")
+    assert first.quote in (SAMPLE / "lighthouses.md").read_text(encoding="utf-8")
+
+
+def test_a_chinese_question_the_documents_do_not_answer_is_declined(app: Application) -> None:
+    answer = answered(app, "法国的首都是哪里？")
+    assert answer.abstained and not answer.citations
+    assert answer.text == "文档中没有这个问题的答案。"
