@@ -349,7 +349,8 @@ class Answering:
         spans = checker.sentence_spans(vectors=not reader_reads and across is None)
         texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
         similarity: float | None = None
-        question_vector = None if reader_reads else checker.question_vector
+        # The embedder's question vector is made only for the blend that reads with it.
+        question_vector = None if reader_reads or across is not None else checker.question_vector
         if across is not None and spans:
             spans, question_vector, similarity = across_languages(
                 across, question, checker.sources, spans, texts

@@ -373,8 +373,9 @@ def answerability(
     question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str], prose: bool = False
 ) -> float:
     """How well the sources can answer `question`: the best of `coverages`."""
-    covered = coverages(question, sentences, texts, prose)
-    return max(covered, default=0.0) if content_terms(question) else 1.0
+    if not content_terms(question):
+        return 1.0
+    return max(coverages(question, sentences, texts, prose), default=0.0)
 
 
 def coverages(
@@ -392,8 +393,7 @@ def coverages(
         return [1.0] * len(sentences)
     kinds = asked_kinds(question) - {"code"} if prose else asked_kinds(question)
     by_position = {(s.source, s.position): s for s in sentences}
-    asks_default = _ASKS_DEFAULT.search(question)
-    defaults = _stating_default(sentences, texts) if asks_default else None
+    defaults = _stating_default(sentences, texts) if _ASKS_DEFAULT.search(question) else None
     covered = []
     for index, (sentence, text) in enumerate(zip(sentences, texts, strict=True)):
         if (kinds and not holds_asked_token(text, question, kinds)) or (

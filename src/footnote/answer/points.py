@@ -113,10 +113,11 @@ def select_points(
             pass
     # Documents in the order they weigh (the best first: a single fact taken for a broad question
     # still leads with its answer), each one's points in its own order.
-    documents = [hits[source].document_id for source in [*sections, *rest]]
+    weighed: dict[int, int] = {}  # each document's rank, by its best-weighed chunk
+    for source in [*sections, *rest]:
+        weighed.setdefault(hits[source].document_id, len(weighed))
     shown = sorted(
-        {scored.spans[i].source for i in taken},
-        key=lambda s: (documents.index(hits[s].document_id), hits[s].start),
+        {scored.spans[i].source for i in taken}, key=lambda s: (weighed[hits[s].document_id], hits[s].start)
     )
     order = {source: rank for rank, source in enumerate(shown)}
     taken.sort(key=lambda i: (order[scored.spans[i].source], scored.spans[i].position))
