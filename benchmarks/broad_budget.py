@@ -9,7 +9,7 @@ how-to, list and comparison, the key points held by the sentences of the retriev
 those chunks with the chunks beside the best-weighed one, by the best choice of those
 sentences within the budget (greedy on points per word: what a perfect choice could show), and
 by the points `footnote.answer.points` chooses from the retrieved chunks (the answer, the shape
-taken as broad).
+taken as broad), and by those it chooses with the neighbours added.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE
 BUDGETS = (100, 140, 200, 280)
 SHOWN = ("complete", "key_point_recall", "words_p50", "words_max", "latency_p50")
 BROAD_KINDS = ("summary", "howto", "list", "compare")
-STAGES = ("retrieved", "with_neighbours", "best_choice", "chosen")
+STAGES = ("retrieved", "with_neighbours", "best_choice", "chosen", "chosen_with_neighbours")
 
 
 def run(folder: Path, home: Path, questions: Path, budgets: tuple[int, ...]) -> dict[str, Any]:
@@ -65,11 +65,16 @@ def where_lost(folder: Path, home: Path, questions: Path, budget: int) -> dict[s
             wider = [*hits, *_neighbours(app.catalog, hits, hits[best])]
             chosen = select_points(hits, scored, budget)
             shown = [hits[p.source].text[p.start : p.end] for p in chosen]
+            read_wider = _read(reader, item.question, wider)
+            shown_wider = [
+                wider[p.source].text[p.start : p.end] for p in select_points(wider, read_wider, budget)
+            ]
             found = {
                 "retrieved": _points(item, scored.texts),
-                "with_neighbours": _points(item, _read(reader, item.question, wider).texts),
+                "with_neighbours": _points(item, read_wider.texts),
                 "best_choice": _best_choice(item, scored.texts, budget),
                 "chosen": _points(item, shown),
+                "chosen_with_neighbours": _points(item, shown_wider),
             }
             rows.append((item, found))
             print(item.id, item.kind, {stage: len(points) for stage, points in found.items()}, flush=True)
