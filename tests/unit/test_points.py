@@ -210,3 +210,32 @@ def test_a_malformed_shape_file_is_refused_with_the_fix(tmp_path: Path) -> None:
         read_shape(path)
     with pytest.raises(ConfigError, match="no such file"):
         open_shape(str(tmp_path / "missing.json"))
+
+
+def test_a_sentence_that_announces_what_follows_comes_with_it() -> None:
+    text = (
+        "Coffee needs care. To brew it in a press:\n\n"
+        "Steep the grounds for four minutes. Press slowly. Tea is another matter entirely today."
+    )
+    hits = [hit(1, text)]
+    spans = sentence_spans(hits)
+    announcing = next(s.position for s in spans if text[s.start : s.end].endswith(":"))
+    # The announcing sentence reads best, then the first: the steep step reads worst of all, yet
+    # comes with the sentence that announces it, within a budget that leaves the rest out.
+    scored = scored_of(hits, {(0, announcing): 5.0, (0, 0): 4.0, (0, announcing + 1): -9.0})
+    shown = " ".join(text[p.start : p.end] for p in select_points(hits, scored, budget_words=17))
+    assert "To brew it in a press:" in shown
+    assert "Steep the grounds for four minutes." in shown
+    assert "Tea is another matter" not in shown
+    # Without the colon the step is left out: it reads worst.
+    plain = text.replace("press:", "press.")
+    hits = [hit(1, plain)]
+    shown = " ".join(
+        plain[p.start : p.end]
+        for p in select_points(
+            hits,
+            scored_of(hits, {(0, announcing): 5.0, (0, 0): 4.0, (0, announcing + 1): -9.0}),
+            budget_words=17,
+        )
+    )
+    assert "Steep the grounds" not in shown

@@ -35,6 +35,7 @@ SECTION_MARGIN = 3.0
 MOST_SECTIONS = 4
 
 _WORD = re.compile(rf"[{CJK_CLASS}]|[^\W{CJK_CLASS}]+")
+_ANNOUNCING = (":", "：")  # a sentence ending so announces the one after it
 
 
 def count_words(text: str) -> int:
@@ -85,21 +86,34 @@ def select_points(
     best-weighed first: a summary whose best chunk outweighs the rest still says more than that
     chunk. Left out: sentences without a word (a code fence, a rule), a section's heading or its
     document's title standing alone (they name a point, not make it), and a sentence that says
-    nothing a point taken before does not (chunks overlap, and a manual repeats itself)."""
+    nothing a point taken before does not (chunks overlap, and a manual repeats itself). A
+    sentence that announces what follows it (ending with a colon) is taken with the sentence after
+    it: "To read a PNG file using the simplified API:" says nothing alone."""
     sections, rest = _ranked(chunk_weights(scored), SECTION_MARGIN, MOST_SECTIONS)
+    following = {(span.source, span.position): i for i, span in enumerate(scored.spans)}
     taken: list[int] = []
     seen: list[str] = []
     used = 0
 
-    def take(queue: list[int]) -> bool:
+    def fits(index: int) -> bool:
         nonlocal used
+        words, text = count_words(scored.texts[index]), scored.texts[index]
+        if index in taken or used + words > budget_words or any(says_again(text, said) for said in seen):
+            return False
+        taken.append(index)
+        seen.append(text)
+        used += words
+        return True
+
+    def take(queue: list[int]) -> bool:
         while queue:
             index = queue.pop(0)
-            words, text = count_words(scored.texts[index]), scored.texts[index]
-            if used + words <= budget_words and not any(says_again(text, said) for said in seen):
-                taken.append(index)
-                seen.append(text)
-                used += words
+            if fits(index):
+                # A sentence that announces what follows ("To read a file:") comes with it.
+                span = scored.spans[index]
+                after = following.get((span.source, span.position + 1))
+                if after is not None and count_words(scored.texts[after]) and _announces(scored.texts[index]):
+                    fits(after)
                 return True
         return False
 
@@ -122,6 +136,11 @@ def select_points(
     order = {source: rank for rank, source in enumerate(shown)}
     taken.sort(key=lambda i: (order[scored.spans[i].source], scored.spans[i].position))
     return _runs(scored, taken)
+
+
+def _announces(text: str) -> bool:
+    """Whether `text` ends announcing what follows it: "To read a file:"."""
+    return text.rstrip().endswith(_ANNOUNCING)
 
 
 def _candidates(hit: SearchHit, source: int, scored: ScoredSentences) -> list[int]:
