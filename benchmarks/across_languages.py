@@ -6,7 +6,9 @@ documents). Unanswerable: rgb-zh-dev's Chinese questions (news) over the same do
 floor on the embedder's best similarity is chosen to tell them apart (the largest share declined
 of the unanswerable less the share declined of the answerable), in sample and by two folds by
 document (chosen on one half, measured on the other); then every question is answered end to end
-with the chosen floor and with the multilingual reading off.
+with the chosen floor and with the multilingual reading off. The embedder reads the
+`across_language_sources` first retrieved chunks (10 by default); `--sources 5 10` measures each
+number side by side (its own floor chosen for each).
 
     python benchmarks/across_languages.py ../shared/data --home /tmp/docqa-home
 """
@@ -27,6 +29,7 @@ from footnote.answer.across import across_languages
 from footnote.answer.evidence import sentence_spans
 from footnote.application import isolated_app
 from footnote.config import Settings
+from footnote.core.language import detect_language
 from footnote.evaluation.answers import UNMEASURED
 from footnote.evaluation.docqa import DocQuestion, doc_report, load_doc_questions
 
@@ -52,15 +55,17 @@ def items(data: Path) -> list[DocQuestion]:
     return asked
 
 
-def similarities(folder: Path, home: Path, asked: list[DocQuestion]) -> dict[str, float]:
-    """Each question's best similarity to a sentence of its retrieved sources."""
-    with isolated_app("footnote-across-", home, UNMEASURED) as app:
+def similarities(folder: Path, home: Path, asked: list[DocQuestion], sources: int) -> dict[str, float]:
+    """Each question's best similarity to a sentence of its retrieved sources, `sources` of them
+    retrieved for a question read across languages."""
+    with isolated_app("footnote-across-", home, {**UNMEASURED, "across_language_sources": sources}) as app:
         app.ingest([folder])
         engine, embedder = app.answer_engine(), app.models.language_embedder
         assert embedder is not None, "the multilingual embedder is needed here"
         best = {}
         for item in asked:
-            hits = engine.retriever.search(item.question, engine.policy.retrieval)
+            answering = engine.for_language(detect_language(item.question))
+            hits = answering.kept(engine.retriever.search(item.question, answering.retrieval()))
             spans = sentence_spans(hits)
             texts = [hits[s.source].text[s.start : s.end] for s in spans]
             best[item.id] = across_languages(embedder, item.question, hits, spans, texts)[2] if spans else 0.0
@@ -115,29 +120,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="the shared data folder")
     parser.add_argument("--home", type=Path, required=True, help="the docqa-dev index, kept for the next run")
+    parser.add_argument("--sources", type=int, nargs="+", default=[10], help="chunks read across languages")
     args = parser.parse_args()
     folder = args.data / "docqa-dev"
     asked = items(args.data)
-    floors = chosen(asked, similarities(folder / "corpus", args.home, asked))
-    print(
-        "floor",
-        floors["floor"],
-        "in sample",
-        floors["in_sample"],
-        "cross-validated",
-        floors["cross_validated"],
-    )
-    reports: dict[str, Any] = {"floor": floors}
-    modes = {
-        "multilingual": {"across_language_floor": floors["floor"]},
-        "blend-alone": {"across_language_floor": 0.0},
-    }
-    for mode, settings in modes.items():
-        outcomes = answered(folder, args.home, asked, settings)
-        reports[mode] = doc_report(folder, 0, Settings(home=args.home, **UNMEASURED), outcomes)
-        print(mode)
-        for kind, row in reports[mode]["metrics"].items():
-            print(f"  {kind:17}", {key: row[key] for key in SHOWN if row.get(key) is not None})
+    reports: dict[str, Any] = {}
+    for sources in args.sources:
+        floors = chosen(asked, similarities(folder / "corpus", args.home, asked, sources))
+        print(
+            f"{sources} sources: floor",
+            floors["floor"],
+            "in sample",
+            floors["in_sample"],
+            "cross-validated",
+            floors["cross_validated"],
+        )
+        reports[f"floor-{sources}-sources"] = floors
+        modes = {f"multilingual-{sources}-sources": {"across_language_floor": floors["floor"]}}
+        if sources == args.sources[0]:
+            modes["blend-alone"] = {"across_language_floor": 0.0}
+        for mode, settings in modes.items():
+            outcomes = answered(folder, args.home, asked, {**settings, "across_language_sources": sources})
+            reports[mode] = doc_report(folder, 0, Settings(home=args.home, **UNMEASURED), outcomes)
+            print(mode)
+            for kind, row in reports[mode]["metrics"].items():
+                print(f"  {kind:17}", {key: row[key] for key in SHOWN if row.get(key) is not None})
     save_result("across_languages", "zh-over-docqa-dev", reports)
 
 

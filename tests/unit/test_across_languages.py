@@ -5,6 +5,7 @@ sources are given (every chunk of the index): finding them across languages is s
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from footnote.answer.engine import Answer, AnswerEngine, AnswerPolicy, SupportMo
 from footnote.answer.policy import EXTRACT_READER
 from footnote.application import Application, create_app
 from footnote.config import Settings
+from footnote.core.hits import SearchHit
 from footnote.models.base import Embedder, Vector
 from footnote.models.sentence_reader import Reading, SentenceReader
 from tests.fakes import HashingEmbedder, ScriptedGenerator
@@ -100,3 +102,31 @@ def test_an_english_question_is_read_as_before(app: Application) -> None:
     answer = ask(app, engine(app, concepts, floor=1.0), "What pulls the oceans into bulges?")
     assert not answer.abstained  # the reader reads English: the multilingual floor plays no part
     assert "moon" in answer.text
+
+
+def _hits(count: int, language: str) -> list[SearchHit]:
+    return [SearchHit(n, n, f"doc{n}.md", "", "text", 0, 4, language=language) for n in range(count)]
+
+
+def test_a_question_read_across_languages_is_given_more_sources(app: Application) -> None:
+    policy = AnswerPolicy(app.retrieval_params(5), reader=EXTRACT_READER, across_language_sources=10)
+    across = AnswerEngine(
+        app.retriever(),
+        app.generator,
+        SupportModels(app.embedder, None, EnglishReader(), ConceptEmbedder()),
+        policy,
+    )
+    chinese = across.for_language("zh")
+    assert chinese.retrieval().limit == 10
+    # Most of them English: the embedder reads them all. Most of them Chinese: the usual five.
+    assert len(chinese.kept(_hits(10, "en"))) == 10
+    assert len(chinese.kept(_hits(10, "zh"))) == 5
+    # The reader reads English questions; without the embedder nothing reads across.
+    assert across.for_language("en").retrieval().limit == 5
+    alone = AnswerEngine(
+        app.retriever(), app.generator, SupportModels(app.embedder, None, EnglishReader()), policy
+    )
+    assert alone.for_language("zh").retrieval().limit == 5
+    # 0 (or fewer than top_k) leaves the number as for any question.
+    fewer = replace(policy, across_language_sources=0)
+    assert replace(across, policy=fewer).for_language("zh").retrieval().limit == 5

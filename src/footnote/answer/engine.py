@@ -129,9 +129,11 @@ class AnswerEngine:
         # answer may then be found by: each is searched once.
         found: dict[str, list[SearchHit]] = {}
 
+        retrieval = answering.retrieval()
+
         def search(query: str) -> list[SearchHit]:
             if query not in found:
-                found[query] = self.retriever.search(query, self.policy.retrieval)
+                found[query] = self.retriever.search(query, retrieval)
             return found[query]
 
         if standalone is None:
@@ -139,8 +141,8 @@ class AnswerEngine:
             if history:
                 standalone = answering.condense(question, history, usage, search)
                 clock.mark("condense")
-        with tracing.span("retrieve", mode=self.policy.retrieval.mode, limit=self.policy.retrieval.limit):
-            hits = search(standalone.query)
+        with tracing.span("retrieve", mode=retrieval.mode, limit=retrieval.limit):
+            hits = answering.kept(search(standalone.query))
         clock.mark("retrieval")
         # A follow-up that does not lean on the conversation is answered as if asked alone: the
         # turns would only lengthen the prompt and move the model's words.
