@@ -105,7 +105,12 @@ class Settings(BaseSettings):
         "damps the loops a small model falls into",
     )
     seed: int = 0
-    threads: int = Field(0, ge=0, description="LLM threads; 0 picks the number of cores")
+    threads: int = Field(
+        0,
+        ge=0,
+        description="LLM threads; 0: as many as the cores other processes leave free, read before each "
+        "answer",
+    )
     embed_batch_size: int = Field(32, ge=1, le=1024)
     # auto: the fastest measured on this CPU (footnote.models.cpu), unless an index exists, whose
     # recorded runtime and precision are kept; SciFact ingest and retrieval figures for each

@@ -11,6 +11,7 @@ from typing import Any
 
 from footnote.errors import ModelError
 from footnote.models.base import GenerationParams, Generator, Message
+from footnote.models.cpu_share import free_cores
 
 
 def open_llama(model_path: Path, *, n_ctx: int, threads: int = 0, **options: Any) -> Any:
@@ -59,8 +60,12 @@ class LlamaCppGenerator(Generator):
         self.name = display_name or model_path.name
         self.context_length = context_length
         self.model_path = model_path
+        # 0: as many threads as the cores other processes leave free, read before each answer.
+        self._shares_cores = threads == 0
+        self._threads = self._llm.n_threads
 
     def stream(self, messages: Sequence[Message], params: GenerationParams) -> Iterator[str]:
+        self._share_cores()
         chunks = self._llm.create_chat_completion(
             messages=[{"role": m.role, "content": m.content} for m in messages],
             stream=True,
@@ -78,3 +83,15 @@ class LlamaCppGenerator(Generator):
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def _share_cores(self) -> None:
+        """Run on the cores other processes leave free (`footnote.models.cpu_share`): threads
+        that wait for one another at every step lose more to a busy core than they gain from it."""
+        if not self._shares_cores:
+            return
+        import llama_cpp
+
+        wanted = free_cores()
+        if wanted != self._threads:
+            llama_cpp.llama_set_n_threads(self._llm.ctx, wanted, wanted)
+            self._threads = wanted
