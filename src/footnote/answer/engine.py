@@ -44,6 +44,7 @@ from footnote.answer.result import (
 from footnote.answer.shape import QuestionShape
 from footnote.answer.streaming import Clock, final, held_back
 from footnote.answer.usage import TokenUsage
+from footnote.core.foreground import FOREGROUND
 from footnote.core.hits import SearchHit
 from footnote.core.language import ENGLISH, UNKNOWN, detect_language
 from footnote.models.base import Generator, Message
@@ -119,8 +120,20 @@ class AnswerEngine:
         query and read for the standalone question; the recent turns go into the prompt. One
         that does not is answered as written, as if asked alone.
         `instruction` is a client's own system message, kept below footnote's rules. `usage`
-        collects the tokens of every model call.
+        collects the tokens of every model call. While it runs, background work in this process
+        (a server's ingest) waits at its next step (`FOREGROUND`).
         """
+        with FOREGROUND.answering():
+            yield from self._stream(question, history, instruction, standalone, usage)
+
+    def _stream(
+        self,
+        question: str,
+        history: Sequence[Message] | None,
+        instruction: str,
+        standalone: Standalone | None,
+        usage: TokenUsage | None,
+    ) -> Iterator[AnswerEvent]:
         question = check_question(question)
         answering = self.for_language(detect_language(question))
         usage = usage if usage is not None else TokenUsage()
@@ -163,7 +176,8 @@ class AnswerEngine:
         conversation = Conversation(history, instruction, TokenUsage())
         answering = self.for_language(detect_language(question))
         events = answering.events(question, list(hits), Clock(time.perf_counter()), conversation)
-        yield from held_back(events, self.policy.abstain_below)
+        with FOREGROUND.answering():
+            yield from held_back(events, self.policy.abstain_below)
 
     def for_language(self, language: str) -> Answering:
         """This engine as it answers a question in `language`: with the model that reads it, in

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from footnote.core.collections import DEFAULT_COLLECTION
 from footnote.core.document import Chunk, Document
+from footnote.core.foreground import FOREGROUND
 from footnote.errors import LoaderError
 from footnote.ingest import reconcile as index_state
 from footnote.ingest.chunker import chunk_document
@@ -35,7 +36,7 @@ from footnote.ingest.discovery import absolute, discover
 from footnote.ingest.language_vectors import LanguageVectors
 from footnote.ingest.loaders import LoadOptions, load_document
 from footnote.ingest.report import FileOutcome, IngestReport, Progress, ProgressCallback, Status
-from footnote.models.base import Embedder
+from footnote.models.base import Embedder, Vector
 from footnote.store.catalog import Catalog, DocumentEntry, DocumentRecord, PathClaims
 from footnote.store.vectors import Metadata, VectorIndex
 
@@ -46,6 +47,9 @@ WINDOW_CHUNKS = 1024
 # The first window is this small, and each next one twice the last up to WINDOW_CHUNKS, so that
 # embedding starts as soon as the first files are parsed instead of after a thousand chunks.
 FIRST_WINDOW_CHUNKS = 64
+# Chunks embedded between two looks for an answer being made (`FOREGROUND`), about half a second
+# of MiniLM's work on 2 cores.
+YIELD_CHUNKS = 64
 # Parsed files waiting for the embedder; bounds memory while parsing runs ahead.
 PARSE_AHEAD_FILES = 256
 # Extracted text beyond this is refused: it would take hours to embed and is almost always a dump.
@@ -216,6 +220,7 @@ class Ingestor:
                 for path in files:
                     if stop.is_set():
                         return
+                    FOREGROUND.wait()
                     put(self._parse_file(path))
             except BaseException as exc:  # handed to the consumer, which re-raises it
                 put(_ParserFailure(exc))
@@ -314,9 +319,8 @@ class Ingestor:
         if not window:
             return 0
         texts = [chunk.embedding_text(p.entry.document.title) for p in window for chunk in p.entry.chunks]
-        vectors = self.embedder.embed_many(texts, self.batch_size) if texts else []
         chunk_texts = [chunk.text for p in window for chunk in p.entry.chunks]
-        language = self.language.embed(chunk_texts, texts, self.batch_size) if self.language else {}
+        vectors, language = self._embedded(chunk_texts, texts)
         metadata = [(p.entry.document.format, p.entry.mtime) for p in window for _ in p.entry.chunks]
 
         def write_vectors(ids: list[tuple[int, int]]) -> None:
@@ -332,6 +336,21 @@ class Ingestor:
         self._claims.release([p.outcome.path for p in window])
         report.files.extend(p.outcome for p in window)
         return len(texts)
+
+    def _embedded(self, chunk_texts: list[str], texts: list[str]) -> tuple[list[Vector], dict[int, Vector]]:
+        """The chunks' vectors (by `texts`, their embedding texts) and those of the language index
+        (by position), `YIELD_CHUNKS` at a time, each slice after any answer being made in this
+        process (`FOREGROUND`): a server ingesting uploads answers at its quiet speed."""
+        vectors: list[Vector] = []
+        language: dict[int, Vector] = {}
+        for start in range(0, len(texts), YIELD_CHUNKS):
+            FOREGROUND.wait()
+            part = slice(start, start + YIELD_CHUNKS)
+            vectors += self.embedder.embed_many(texts[part], self.batch_size)
+            if self.language is not None:
+                held = self.language.embed(chunk_texts[part], texts[part], self.batch_size)
+                language.update({start + position: vector for position, vector in held.items()})
+        return vectors, language
 
     def remove_paths(self, paths: Iterable[Path]) -> list[FileOutcome]:
         """Delete the documents at `paths` or under them (folders); returns what was removed."""
