@@ -31,7 +31,7 @@ from footnote.application import isolated_app
 from footnote.config import Settings
 from footnote.core.language import detect_language
 from footnote.evaluation.answers import UNMEASURED
-from footnote.evaluation.docqa import DocQuestion, doc_report, load_doc_questions
+from footnote.evaluation.docqa import DocQuestion, doc_report, load_doc_questions, points_found
 
 UNRELATED = 60  # rgb-zh-dev questions asked, a fixed sample
 SEED = 0
@@ -55,21 +55,27 @@ def items(data: Path) -> list[DocQuestion]:
     return asked
 
 
-def similarities(folder: Path, home: Path, asked: list[DocQuestion], sources: int) -> dict[str, float]:
+def similarities(
+    folder: Path, home: Path, asked: list[DocQuestion], sources: int
+) -> tuple[dict[str, float], float]:
     """Each question's best similarity to a sentence of its retrieved sources, `sources` of them
-    retrieved for a question read across languages."""
+    retrieved for a question read across languages; and the share of the answerable questions
+    whose retrieved sources hold enough key points to be complete, whatever is quoted."""
     with isolated_app("footnote-across-", home, {**UNMEASURED, "across_language_sources": sources}) as app:
         app.ingest([folder])
         engine, embedder = app.answer_engine(), app.models.language_embedder
         assert embedder is not None, "the multilingual embedder is needed here"
         best = {}
+        held = []
         for item in asked:
             answering = engine.for_language(detect_language(item.question))
             hits = answering.kept(engine.retriever.search(item.question, answering.retrieval()))
             spans = sentence_spans(hits)
             texts = [hits[s.source].text[s.start : s.end] for s in spans]
             best[item.id] = across_languages(embedder, item.question, hits, spans, texts)[2] if spans else 0.0
-    return best
+            if item.key_points:
+                held.append(points_found(item, "", [hit.text for hit in hits]) >= item.min_points)
+    return best, round(float(np.mean(held)), 4) if held else 0.0
 
 
 def youden(pairs: list[tuple[bool, float]]) -> float:
@@ -126,7 +132,9 @@ def main() -> None:
     asked = items(args.data)
     reports: dict[str, Any] = {}
     for sources in args.sources:
-        floors = chosen(asked, similarities(folder / "corpus", args.home, asked, sources))
+        best, held = similarities(folder / "corpus", args.home, asked, sources)
+        floors = chosen(asked, best)
+        floors["zh_cross_sources_hold_enough_key_points"] = held
         print(
             f"{sources} sources: floor",
             floors["floor"],
@@ -134,6 +142,8 @@ def main() -> None:
             floors["in_sample"],
             "cross-validated",
             floors["cross_validated"],
+            "zh_cross sources hold enough key points",
+            held,
         )
         reports[f"floor-{sources}-sources"] = floors
         modes = {f"multilingual-{sources}-sources": {"across_language_floor": floors["floor"]}}
