@@ -443,7 +443,7 @@ class Settings(BaseSettings):
     # docqa-dev documents against 60 of rgb-zh-dev's Chinese questions over the same documents
     # (in sample none of the first declined, 0.98 of the second; by two folds by document 0.17
     # and 0.90 reading 10 chunks, 0.17 and 0.97 reading 5:
-    # across_languages-zh-over-docqa-dev-20261206-223422.json).
+    # across_languages-zh-over-docqa-dev-20261206-233133.json).
     across_language_floor: float = Field(
         0.855,
         ge=0.0,
