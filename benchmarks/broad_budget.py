@@ -27,7 +27,13 @@ from footnote.application import isolated_app
 from footnote.config import Settings
 from footnote.core.hits import SearchHit
 from footnote.evaluation.answers import UNMEASURED
-from footnote.evaluation.docqa import CORPUS_FOLDER, DocQuestion, doc_report, load_doc_questions, normalise
+from footnote.evaluation.docqa import (
+    CORPUS_FOLDER,
+    DocQuestion,
+    doc_report,
+    key_points_in,
+    load_doc_questions,
+)
 from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE
 
 BUDGETS = (100, 140, 200, 280)
@@ -70,11 +76,11 @@ def where_lost(folder: Path, home: Path, questions: Path, budget: int) -> dict[s
                 wider[p.source].text[p.start : p.end] for p in select_points(wider, read_wider, budget)
             ]
             found = {
-                "retrieved": _points(item, scored.texts),
-                "with_neighbours": _points(item, read_wider.texts),
+                "retrieved": key_points_in(item, scored.texts),
+                "with_neighbours": key_points_in(item, read_wider.texts),
                 "best_choice": _best_choice(item, scored.texts, budget),
-                "chosen": _points(item, shown),
-                "chosen_with_neighbours": _points(item, shown_wider),
+                "chosen": key_points_in(item, shown),
+                "chosen_with_neighbours": key_points_in(item, shown_wider),
             }
             rows.append((item, found))
             print(item.id, item.kind, {stage: len(points) for stage, points in found.items()}, flush=True)
@@ -118,19 +124,9 @@ def _neighbours(catalog: Any, hits: list[SearchHit], best: SearchHit) -> list[Se
     ]
 
 
-def _points(item: DocQuestion, texts: list[str]) -> set[int]:
-    """The key points (by index) some one of `texts` holds."""
-    plain = [normalise(text) for text in texts]
-    return {
-        k
-        for k, point in enumerate(item.key_points)
-        if any(normalise(a) in text for a in point for text in plain)
-    }
-
-
 def _best_choice(item: DocQuestion, texts: list[str], budget: int) -> set[int]:
     """The key points of sentences chosen greedily by new points per word within `budget`."""
-    holding = [(text, _points(item, [text])) for text in texts if count_words(text)]
+    holding = [(text, key_points_in(item, [text])) for text in texts if count_words(text)]
     found: set[int] = set()
     used = 0
     while True:

@@ -343,7 +343,7 @@ class Answering:
         `reader_question`."""
         reader = self.engine.support.reader
         reader_reads = reader is not None and reads(reader.languages, self.language)
-        across = None if reader is None or reader_reads else self._across(checker.sources)
+        across = self._across(checker.sources)
         # Where the reader reads, only its best sentences are embedded before the quote
         # (`with_similarity`); the rest are embedded once the quote is shown, for checking what
         # the model writes.
@@ -389,12 +389,9 @@ class Answering:
         Chinese questions hold their key points in the first 5 English chunks 0.50 of the time,
         in the first 10 0.75). `kept` cuts them back where it does not read them."""
         params = self.engine.policy.retrieval
-        wider = max(params.limit, self.engine.policy.across_language_sources)
-        support = self.engine.support
-        reader = support.reader
-        if reader is None or support.multilingual is None or reads(reader.languages, self.language):
+        if not self._may_read_across():
             return params
-        return replace(params, limit=wider)
+        return replace(params, limit=max(params.limit, self.engine.policy.across_language_sources))
 
     def kept(self, hits: list[SearchHit]) -> list[SearchHit]:
         """The hits an answer reads: the usual number of them unless the multilingual embedder
@@ -402,11 +399,25 @@ class Answering:
         limit = self.engine.policy.retrieval.limit
         return hits if len(hits) <= limit or self._across(hits) is not None else hits[:limit]
 
+    def _may_read_across(self) -> bool:
+        """Whether the multilingual embedder may read in the sentence reader's place: there is a
+        reader, it does not read the question's language, and the embedder is on. With no reader
+        at all, the blend alone reads."""
+        support = self.engine.support
+        reader = support.reader
+        return (
+            reader is not None
+            and support.multilingual is not None
+            and not reads(reader.languages, self.language)
+        )
+
     def _across(self, sources: Sequence[SearchHit]) -> Embedder | None:
-        """The multilingual embedder, where it reads in the sentence reader's place (which does
-        not read the question's language): where most `sources` are in another language than the
-        question. Within one language the blend's shared words read better (RGB zh_refine_dev end
-        to end 0.725 correct against 0.675); with no reader at all, the blend alone reads."""
+        """The multilingual embedder, where it reads in the sentence reader's place
+        (`_may_read_across`): where most `sources` are in another language than the question.
+        Within one language the blend's shared words read better (RGB zh_refine_dev end to end
+        0.725 correct against 0.675)."""
+        if not self._may_read_across():
+            return None
         foreign = sum(hit.language not in ("", self.language) for hit in sources)
         return self.engine.support.multilingual if 2 * foreign > len(sources) else None
 

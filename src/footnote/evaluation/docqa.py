@@ -194,11 +194,17 @@ def contains_answer(text: str, answers: Sequence[str]) -> bool:
 def points_found(item: DocQuestion, text: str, quotes: Sequence[str]) -> int:
     """How many of `item`'s key points appear in `text` or in one of `quotes` (case and spacing
     aside, as broad-dev's README grades them)."""
-    where = [normalise(part) for part in (text, *quotes)]
-    return sum(
-        any(normalise(alternative) in part for alternative in point for part in where)
-        for point in item.key_points
-    )
+    return len(key_points_in(item, [text, *quotes]))
+
+
+def key_points_in(item: DocQuestion, texts: Sequence[str]) -> set[int]:
+    """The key points of `item` (by index) that one of `texts` holds, case and spacing aside."""
+    where = [normalise(part) for part in texts]
+    return {
+        index
+        for index, point in enumerate(item.key_points)
+        if any(normalise(alternative) in part for alternative in point for part in where)
+    }
 
 
 def score_doc_answer(
