@@ -37,8 +37,12 @@ STORES = store_mode(os.environ.get("FOOTNOTE_TEST_STORES", ""))  # read before t
 
 @pytest.fixture(scope="session")
 def shared_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Exported and requantized models, made once per test run instead of once per data folder."""
-    return tmp_path_factory.mktemp("models")
+    """Exported and requantized models, made once per test run instead of once per data folder:
+    one folder for every xdist worker of the run (a model is made under a lock, by one of them)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "models"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="session")

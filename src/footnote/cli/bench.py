@@ -14,7 +14,8 @@ from footnote.cli.options import JsonReportOption
 from footnote.errors import ConfigError
 
 bench_app = typer.Typer(
-    help="Measure a running footnote server, ingest against a plain encode, or perplexity scoring.",
+    help="Measure a running footnote server (under load, or on a busy machine), ingest against a plain "
+    "encode, or perplexity scoring.",
     no_args_is_help=True,
 )
 
@@ -127,6 +128,57 @@ def load(
         output.print_json(json.loads(json_path.read_text(encoding="utf-8")))
     else:
         output.console.print(f"wrote {json_path} and {chart}")
+
+
+@bench_app.command("serve")
+def serve(
+    url: Annotated[str, typer.Option(help="The server, e.g. http://127.0.0.1:8080.")],
+    queries: Annotated[Path, typer.Option(help="Questions: a BEIR queries.jsonl or one per line.")],
+    busy: Annotated[
+        int, typer.Option(min=0, help="Busy loops run beside the server on this machine (0: none).")
+    ] = 1,
+    upload: Annotated[
+        Path | None, typer.Option(help="A folder whose files are uploaded while questions are asked.")
+    ] = None,
+    limit_queries: Annotated[int, typer.Option(min=1, help="Use the first N questions.")] = 20,
+    max_tokens: Annotated[int, typer.Option(min=1, help="max_tokens of every request.")] = 64,
+    timeout: Annotated[float, typer.Option(min=1, help="Seconds a request may take.")] = 120,
+    api_key: Annotated[str | None, typer.Option(envvar="FOOTNOTE_BENCH_API_KEY", help="Bearer key.")] = None,
+    out: Annotated[Path, typer.Option(help="Folder for the JSON report.")] = Path("benchmarks/results"),
+    label: Annotated[str, typer.Option(help="File name stem of the report.")] = "serve",
+    json_output: JsonReportOption = False,
+) -> None:
+    """Answer latency on a busy machine: the questions asked one at a time, quiet, then with
+    --busy loops running beside the server, then while --upload's files are uploaded to it; p50,
+    p90 and their ratios to the quiet pass, with the CPU and its load."""
+    import json
+    from datetime import UTC, datetime
+
+    from footnote.bench.busy import measure
+    from footnote.bench.load import LoadTarget
+    from footnote.bench.queries import load_queries
+    from footnote.models.cpu import machine
+
+    if upload is not None and not upload.is_dir():
+        raise ConfigError(f"--upload {upload}: not a folder; give a folder of documents to upload")
+    target = LoadTarget(url.rstrip("/"), api_key, max_tokens, timeout)
+    _check_reachable(target.url)
+    result = measure(target, load_queries(queries, limit_queries), busy, upload)
+    result.update(url=target.url, when=datetime.now(UTC).isoformat(timespec="seconds"), machine=machine())
+    report = out / f"{label}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if json_output:
+        output.print_json(result)
+        return
+    for name in ("quiet", "busy", "uploading"):
+        if name in result:
+            row = result[name]
+            ratios = f", ratio p50 {row['ratio_p50']} p90 {row['ratio_p90']}" if name != "quiet" else ""
+            output.console.print(
+                f"{name}: p50 {row['p50']} s, p90 {row['p90']} s, failed {row['failed']}{ratios}"
+            )
+    output.console.print(f"wrote {report}")
 
 
 @bench_app.command("ingest")

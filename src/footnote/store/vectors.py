@@ -202,11 +202,17 @@ def refuse_another_embedder(
 def recorded_embedding(path: Path, model: str) -> tuple[str, str] | None:
     """The (runtime, precision) that the index at `path` was built with by embedder `model`;
     None when there is no such index, or it records another model or no runtime."""
+    found = recorded_params_at(path)
+    return embedding_in(found, model) if found else None
+
+
+def recorded_params_at(path: Path) -> dict[str, Any]:
+    """What the index at `path` records of the embedder that built it; empty when there is none."""
     try:
         found = json.loads((path / PARAMS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    return embedding_in(found, model) if isinstance(found, dict) else None
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def embedding_in(params: Mapping[str, Any], model: str) -> tuple[str, str] | None:

