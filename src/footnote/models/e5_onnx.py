@@ -397,10 +397,9 @@ def open_e5_onnx(name: str, models_dir: Path, verify: bool = True) -> E5OnnxEmbe
     resolve_registered(spec, verify)
     source = package_root(spec) / spec.entry
     folder = models_dir / f"{name}.onnx-e5-{E5_EXPORT_FORMAT}-{spec.files[spec.entry][:16]}"
-    if (folder / MANIFEST).is_file() and not (folder / COMPACT_FOLDER / MANIFEST).is_file():
-        if not (folder / "model.onnx").is_file():  # a compact copy interrupted after the float went
-            shutil.rmtree(folder, ignore_errors=True)
     if not (folder / COMPACT_FOLDER / MANIFEST).is_file():
+        if (folder / MANIFEST).is_file() and not (folder / "model.onnx").is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # the compact copy was deleted after the float went
         log.warning("preparing %s for ONNX Runtime (once, about a minute)", name)
     tokenizer = E5Tokenizer(read_e5_weights(source))
     exported = made_once(folder, lambda target: export_e5(source, target), "export", verify=False)
