@@ -230,11 +230,15 @@ def made_once(
 def _making(folder: Path) -> Iterator[None]:
     """Held while `folder` is made: an exclusive lock on a file beside it."""
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with open(folder.with_name(f"{folder.name}.lock"), "a") as lock:
+    path = folder.with_name(f"{folder.name}.lock")
+    with open(path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
         finally:
+            # Gone once the model is made. A process that opened it before then still holds it,
+            # then finds the model made: at worst two processes make one model, and one is kept.
+            path.unlink(missing_ok=True)
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
