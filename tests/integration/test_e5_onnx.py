@@ -13,7 +13,8 @@ from footnote.application.models import Models, open_language_embedder
 from footnote.config import Settings
 from footnote.models import e5 as e5_module
 from footnote.models.e5 import MODEL, E5Embedder, engine_missing_reason, open_e5
-from footnote.models.e5_onnx import COMPACT_FOLDER, E5OnnxEmbedder, open_e5_onnx, read_e5_weights
+from footnote.models.e5_file import read_e5_weights
+from footnote.models.e5_onnx import COMPACT_FOLDER, E5OnnxEmbedder, open_e5_onnx
 from footnote.models.registry import REGISTRY, package_root
 from footnote.store.vectors import PARAMS_FILE, index_params
 
