@@ -39,7 +39,7 @@ from footnote.models.onnx_embedder import (
     made_once,
     traced_graph,
 )
-from footnote.models.registry import REGISTRY, package_root, resolve_registered, sha256_file, verify_file
+from footnote.models.registry import REGISTRY, package_root, resolve_registered, verify_file
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,6 @@ def export_e5(source: Path, target: Path) -> dict[str, Any]:
     return {
         "format": E5_EXPORT_FORMAT,
         "source": str(source),
-        "source_sha256": sha256_file(source),
         "dimension": exported.dimension,
         "max_tokens": exported.max_tokens,
         "token_types": False,
@@ -200,9 +199,6 @@ class E5OnnxEmbedder(Embedder):
         for rows in padded_batches([len(ids) for ids in encoded], self.batch_size, BATCH_POSITIONS):
             vectors[rows] = self._run([encoded[row] for row in rows])
         return vectors.tolist()
-
-    def embed(self, text: str) -> Vector:
-        return self.embed_batch([text])[0]
 
     def embed_query(self, text: str) -> Vector:
         """A question, kept for when it is asked again."""
