@@ -22,9 +22,10 @@ from broad_answers import answered
 from reader_blend import save_result
 
 from footnote.answer.evidence import reader_candidates, sentence_spans
-from footnote.answer.points import ScoredSentences, chunk_weights, count_words, select_points
+from footnote.answer.points import ScoredSentences, chunk_weights, select_points
 from footnote.application import isolated_app
 from footnote.config import Settings
+from footnote.core.cjk import count_words
 from footnote.core.hits import SearchHit
 from footnote.evaluation.answers import UNMEASURED
 from footnote.evaluation.docqa import (

@@ -39,3 +39,25 @@ def test_bench_ingest_prints_a_table(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "plain encode" in result.output and "footnote ingest" in result.output
     assert "ratio" in result.output
+
+
+def test_bench_ingest_against_other_files_sets_the_rates_side_by_side(tmp_path: Path) -> None:
+    chinese = tmp_path / "chinese"
+    chinese.mkdir()
+    (chinese / "蜜蜂.txt").write_text(
+        "蜜蜂是会飞的昆虫，以花粉和花蜜为食。工蜂用摇摆舞告诉同伴花在哪里。", encoding="utf-8"
+    )
+    lighthouses = "灯塔在夜里为船只指明方向。菲涅耳透镜把灯光聚成一束。"
+    (chinese / "灯塔.txt").write_text(lighthouses, encoding="utf-8")
+    english = REPO / "examples" / "sample" / "honeybees.txt"
+    result = CliRunner().invoke(
+        cli, ["bench", "ingest", str(chinese), "--against", str(english), "--out", str(tmp_path), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert printed["summary"]["new"] == 2 and printed["against"]["summary"]["new"] == 1
+    assert printed["footnote_language_index_chunks"] == printed["footnote_chunks"] >= 2
+    assert printed["against"]["footnote_language_index_chunks"] == 0
+    expected = printed["footnote_documents_per_second"] / printed["against"]["footnote_documents_per_second"]
+    assert abs(printed["documents_per_second_vs_against"] - expected) < 0.01 * expected
+    assert printed["against"]["paths"] == [str(english)]

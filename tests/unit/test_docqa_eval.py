@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer.points import count_words
 from footnote.application import create_app
 from footnote.config import Settings
+from footnote.core.cjk import count_words
 from footnote.evaluation.docqa import (
     DocSetError,
     choose_floor,

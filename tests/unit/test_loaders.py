@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from footnote.core.cjk import count_words
 from footnote.core.document import Document
 from footnote.errors import LoaderError, UnsupportedFormatError
 from footnote.ingest.loaders import SUPPORTED_SUFFIXES, LoadOptions, built_in_loaders, load_document
@@ -126,6 +127,15 @@ def test_text_title_is_trimmed_to_120_characters(tmp_path: Path) -> None:
     document = load_document(write(tmp_path, "long.text", "word " * 100))
     assert len(document.title) <= 120
     assert document.title.startswith("word word")
+
+
+def test_a_chinese_paragraph_on_the_first_line_gives_a_title_of_24_words(tmp_path: Path) -> None:
+    paragraph = "灯塔在夜里为船只指明方向，菲涅耳透镜把灯光聚成一束，远处的水手也能看见。" * 3
+    document = load_document(write(tmp_path, "灯塔.txt", paragraph + "\n\n第二段。\n"))
+    # Each character a word, as an English title's words.
+    assert paragraph.startswith(document.title) and count_words(document.title) == 24
+    english = "The lighthouse keeper trimmed the wick at dusk and wound the clockwork."
+    assert load_document(write(tmp_path, "keeper.txt", english + "\n")).title == english
 
 
 def test_text_strips_utf8_bom(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ from footnote.answer.points import (
     ScoredSentences,
     chosen_sections,
     chunk_weights,
-    count_words,
     select_points,
 )
 from footnote.answer.policy import EVIDENCE_READER
@@ -31,6 +30,7 @@ from footnote.answer.usage import TokenUsage
 from footnote.application import Application, create_app
 from footnote.cli import output
 from footnote.config import Settings
+from footnote.core.cjk import count_words
 from footnote.core.hits import SearchHit
 from footnote.errors import ConfigError
 from footnote.models.base import Vector

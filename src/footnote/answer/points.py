@@ -19,14 +19,13 @@ questions were tried on broad-dev and did no better.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from footnote.answer.evidence import Passage, SentenceSpan
 from footnote.answer.policy import POINT_WORDS
 from footnote.answer.terms import says_again
-from footnote.core.cjk import CJK_CLASS
+from footnote.core.cjk import count_words
 from footnote.core.hits import SearchHit
 
 # In the reader's logits: how far below the best chunk's weight another chunk may be and join,
@@ -34,13 +33,7 @@ from footnote.core.hits import SearchHit
 SECTION_MARGIN = 3.0
 MOST_SECTIONS = 4
 
-_WORD = re.compile(rf"[{CJK_CLASS}]|[^\W{CJK_CLASS}]+")
 _ANNOUNCING = (":", "：")  # a sentence ending so announces the one after it
-
-
-def count_words(text: str) -> int:
-    """Words of `text`, each CJK character counting as one."""
-    return len(_WORD.findall(text))
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@ encode of the same documents' texts, in one run on this machine.
 
 The plain encode truncates each text at the model's window; footnote chunks to fit the window
 and embeds every token. Both use the configured embedder's model; footnote embeds it with the
-runtime and precision its settings choose, into a scratch data directory.
+runtime and precision its settings choose, into a scratch data directory. With `against`, a
+second set of files is ingested the same way in the same run and the two rates are set side by
+side: Chinese documents (embedded by the language embedder too) against English ones, say.
 """
 
 from __future__ import annotations
@@ -79,12 +81,16 @@ def footnote_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, An
     prepared = time.perf_counter() - started
     embedder = TimedEmbedder(inner)
     app = create_app(settings, embedder=embedder)
+    if app.models.language_embedder is not None:  # loaded outside the timing too
+        app.models.language_embedder.embed_query("The language embedder is loaded too.")
     started = time.perf_counter()
     report = app.ingest(list(folders))
     seconds = time.perf_counter() - started
     records = list(app.catalog.chunks(list(app.catalog.chunk_ids())).values())
     chunk_tokens = [inner.count_tokens(record.embedding_text()) for record in records]
+    language_chunks = app.language_vectors.vectors.count() if app.language_vectors is not None else 0
     app.close()
+    documents = report.count("new") + report.count("changed")
     return {
         "footnote_embedder": {
             "name": inner.name,
@@ -93,6 +99,8 @@ def footnote_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, An
             "prepare_seconds": round(prepared, 2),
         },
         "footnote_ingest_seconds": round(seconds, 2),
+        "footnote_documents_per_second": round(documents / max(seconds, 1e-9), 2),
+        "footnote_chunks_per_second": round(len(chunk_tokens) / max(seconds, 1e-9), 2),
         "footnote_embedding_seconds": round(embedder.seconds, 2),
         # On the parsing thread, so it overlaps embedding, but on few cores it slows it.
         "footnote_chunk_counting_seconds": round(embedder.counting_seconds, 2),
@@ -100,6 +108,8 @@ def footnote_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, An
         "footnote_chunks": len(chunk_tokens),
         "footnote_tokens_embedded": sum(chunk_tokens),
         "footnote_chunks_over_window": sum(1 for n in chunk_tokens if n > inner.max_tokens),
+        # Chunks in languages the embedder does not read, embedded by the language embedder too.
+        "footnote_language_index_chunks": language_chunks,
         "footnote_chunk_settings": {
             "chunk_tokens": settings.chunk_tokens,
             "overlap": settings.chunk_overlap,
@@ -109,9 +119,13 @@ def footnote_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, An
     }
 
 
-def compare_folder(folders: Sequence[Path], settings: Settings) -> dict[str, Any]:
+def compare_folder(
+    folders: Sequence[Path], settings: Settings, against: Sequence[Path] = ()
+) -> dict[str, Any]:
     """The side-by-side on the files under `folders`: the plain encode reads each document's text
-    as footnote's loaders extract it; footnote ingests into a scratch data directory."""
+    as footnote's loaders extract it; footnote ingests into a scratch data directory. With
+    `against`, footnote's ingest of those files too, each into its own scratch directory, and
+    the documents per second of `folders` over theirs."""
     from footnote.ingest.discovery import discover
     from footnote.ingest.loaders import load_document
     from footnote.models.registry import resolve_embedder
@@ -119,12 +133,24 @@ def compare_folder(folders: Sequence[Path], settings: Settings) -> dict[str, Any
     files, _ = discover(folders)
     texts = [load_document(path).text for path in files]
     plain = plain_encode(resolve_embedder(settings.embedder), texts)
+    ingest = scratch_ingest(folders, settings)
+    result = with_ratio({"documents": len(texts), "machine": machine(), **plain, **ingest})
+    if against:
+        other = scratch_ingest(against, settings)
+        result["against"] = {"paths": [str(path) for path in against], **other}
+        result["documents_per_second_vs_against"] = round(
+            ingest["footnote_documents_per_second"] / max(other["footnote_documents_per_second"], 1e-9), 3
+        )
+    return result
+
+
+def scratch_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, Any]:
+    """`footnote_ingest` of `folders` into a scratch data directory of its own."""
     with tempfile.TemporaryDirectory(prefix="footnote-bench-") as scratch:
         scratch_settings = settings.model_copy(
             update={"home": Path(scratch), "model_dir": settings.model_cache}
         )
-        ingest = footnote_ingest(folders, scratch_settings)
-    return with_ratio({"documents": len(texts), "machine": machine(), **plain, **ingest})
+        return footnote_ingest(folders, scratch_settings)
 
 
 def with_ratio(result: dict[str, Any]) -> dict[str, Any]:

@@ -188,17 +188,24 @@ def ingest(
     ],
     out: Annotated[Path, typer.Option(help="Folder for the JSON report.")] = Path("benchmarks/results"),
     label: Annotated[str, typer.Option(help="File name stem of the report.")] = "ingest",
+    against: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Also ingest these files (repeat for several) in the same run and compare documents "
+            "per second: Chinese documents against English ones, say."
+        ),
+    ] = None,
     json_output: JsonReportOption = False,
 ) -> None:
     """Time `footnote ingest` of your files (into a scratch data directory) against a plain
     sentence-transformers encode of the same texts in the same run: seconds, tokens embedded,
-    padding and the ratio."""
+    padding and the ratio; with `--against`, documents per second against those files'."""
     from datetime import UTC, datetime
 
     from footnote.bench.ingest import compare_folder, write_ingest_chart
     from footnote.config import Settings
 
-    result = compare_folder(paths, Settings())
+    result = compare_folder(paths, Settings(), against or ())
     result["when"] = datetime.now(UTC).isoformat(timespec="seconds")
     report = out / f"{label}-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}.json"
     _save_and_show(
@@ -252,6 +259,18 @@ def _print_ingest_table(result: dict[str, object]) -> None:
         f"beyond it {result['pipeline_seconds_beyond_embedding']} s; padding share "
         f"{result['footnote_padding_share']}; chunker counting {result['footnote_chunk_counting_seconds']} s"
     )
+    output.console.print(
+        f"footnote ingest: {result['footnote_documents_per_second']} documents/s, "
+        f"{result['footnote_chunks_per_second']} chunks/s "
+        f"({result['footnote_language_index_chunks']} also embedded by the language embedder)"
+    )
+    other = result.get("against")
+    if isinstance(other, dict):
+        output.console.print(
+            f"against {', '.join(other['paths'])}: {other['footnote_documents_per_second']} documents/s, "
+            f"{other['footnote_chunks_per_second']} chunks/s; documents per second "
+            f"{result['documents_per_second_vs_against']}x theirs"
+        )
 
 
 @bench_app.command("ppl")

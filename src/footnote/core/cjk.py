@@ -28,6 +28,7 @@ HANGUL_CLASS = "\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
 # rendering and related questions all mean by "CJK" (one definition, the widest of those used).
 CJK_CLASS = f"{HAN_CLASS}{KANA_CLASS}{HANGUL_CLASS}"
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
+_WORD = re.compile(rf"[{CJK_CLASS}]|[^\W{CJK_CLASS}]+")
 _SCRIPT_RUN = re.compile(f"(?P<han>[{HAN_CLASS}]+)|(?P<paired>[{KANA_CLASS}{HANGUL_CLASS}]+)")
 
 
@@ -37,6 +38,19 @@ def cjk_runs(text: str) -> list[str]:
 
 def has_cjk(text: str) -> bool:
     return _CJK_RUN.search(text) is not None
+
+
+def count_words(text: str) -> int:
+    """Words of `text`, each CJK character counting as one."""
+    return len(_WORD.findall(text))
+
+
+def first_words(text: str, most: int) -> str:
+    """`text` cut after its `most`-th word (each CJK character one), or whole if it has no more."""
+    for number, word in enumerate(_WORD.finditer(text), start=1):
+        if number == most:
+            return text[: word.end()]
+    return text
 
 
 def without_cjk(text: str) -> str:

@@ -41,10 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from footnote.answer.engine import Answer, DoneEvent, SentenceEvent
-from footnote.answer.points import count_words
 from footnote.answer.terms import says_twice
 from footnote.application.answers import AnswerRequest, AnswerService
 from footnote.config import Settings
+from footnote.core.cjk import count_words
 from footnote.core.loops import is_degenerate
 from footnote.core.stats import percentile
 from footnote.evaluation.datasets import DocSetError, read_jsonl, record_fields

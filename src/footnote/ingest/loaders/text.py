@@ -9,6 +9,7 @@ from pathlib import Path
 
 from charset_normalizer import from_bytes
 
+from footnote.core.cjk import first_words
 from footnote.core.document import Block, Document
 from footnote.errors import LoaderError
 from footnote.ingest.loaders import Loader
@@ -16,6 +17,7 @@ from footnote.ingest.loaders import Loader
 EMPTY_PROBLEM = "file is empty; nothing to index"
 BINARY_PROBLEM = "looks like a binary file, not text; remove it or convert it to text first"
 TITLE_MAX_CHARS = 120
+TITLE_MAX_WORDS = 24
 
 _SNIFF_BYTES = 8192
 # Share of control characters above which decoded "text" is really binary data.
@@ -128,8 +130,10 @@ def paragraph_spans(text: str, start: int = 0, end: int | None = None) -> Iterat
 
 
 def short_title(line: str) -> str:
-    """A one-line title of at most `TITLE_MAX_CHARS` characters."""
-    return " ".join(line.split())[:TITLE_MAX_CHARS].rstrip()
+    """A one-line title of at most `TITLE_MAX_CHARS` characters and `TITLE_MAX_WORDS` words (each
+    CJK character one): the title goes before every chunk the embedder reads, and a file whose
+    first line is a whole paragraph of Chinese would otherwise put 120 characters there."""
+    return first_words(" ".join(line.split())[:TITLE_MAX_CHARS], TITLE_MAX_WORDS).rstrip()
 
 
 def first_line_title(text: str, fallback: str) -> str:
