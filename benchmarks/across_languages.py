@@ -6,7 +6,9 @@ documents). Unanswerable: rgb-zh-dev's Chinese questions (news) over the same do
 floor on the embedder's best similarity is chosen to tell them apart (the largest share declined
 of the unanswerable less the share declined of the answerable), in sample and by two folds by
 document (chosen on one half, measured on the other); then every question is answered end to end
-with the chosen floor and with the multilingual reading off. The embedder reads the
+with the chosen floor and with the multilingual reading off, and put into English by the model
+that answers Chinese (`carried-into-english`, the default where that model is installed: the
+English question is searched, read and answered as any English question). The embedder reads the
 `across_language_sources` first retrieved chunks (10 by default); `--sources 5 10` measures each
 number side by side (its own floor chosen for each).
 
@@ -146,9 +148,11 @@ def main() -> None:
             held,
         )
         reports[f"floor-{sources}-sources"] = floors
-        modes = {f"multilingual-{sources}-sources": {"across_language_floor": floors["floor"]}}
+        floor = floors["floor"]
+        modes = {f"multilingual-{sources}-sources": {"across_language_floor": floor, "carry_questions": False}}
         if sources == args.sources[0]:
-            modes["blend-alone"] = {"across_language_floor": 0.0}
+            modes["carried-into-english"] = {"across_language_floor": floor, "carry_questions": True}
+            modes["blend-alone"] = {"across_language_floor": 0.0, "carry_questions": False}
         for mode, settings in modes.items():
             outcomes = answered(folder, args.home, asked, {**settings, "across_language_sources": sources})
             reports[mode] = doc_report(folder, 0, Settings(home=args.home, **UNMEASURED), outcomes)

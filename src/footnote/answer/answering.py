@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from footnote.answer import gates
 from footnote.answer.across import across_languages
 from footnote.answer.budget import pack_sources
+from footnote.answer.carry import carried_into_english
 from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
 from footnote.answer.evidence import (
     SECOND_QUOTE_SHARE,
@@ -40,7 +41,14 @@ from footnote.answer.prompt import build_evidence_messages, build_messages, word
 from footnote.answer.related import suggest_related
 from footnote.answer.result import Answer, AnswerEvent, Asked, DoneEvent, SentenceEvent, SourcesEvent
 from footnote.answer.streaming import Clock, Draft, generate_checked, with_quote
-from footnote.answer.usage import ANSWER_STEP, CONDENSE_STEP, RELATED_STEP, MeteredGenerator, TokenUsage
+from footnote.answer.usage import (
+    ANSWER_STEP,
+    CARRY_STEP,
+    CONDENSE_STEP,
+    RELATED_STEP,
+    MeteredGenerator,
+    TokenUsage,
+)
 from footnote.core.hits import SearchHit
 from footnote.core.language import ENGLISH, reads
 from footnote.core.sentences import is_line_item
@@ -122,6 +130,26 @@ class Answering:
         return condense_question(
             generator, history, question, policy.generation, policy.history_turns, rewrite=rewrite
         )
+
+    def carried(self, question: str, hits: Sequence[SearchHit], usage: TokenUsage) -> str | None:
+        """`question` in English, put there by the model that answers its language (counted under
+        "carry"), when the sentence reader does not read the question but reads English and most
+        of `hits` are not in the question's language: English ones, or none found, its words
+        meeting none of the documents' (`footnote.answer.carry`). None otherwise, or when the
+        model's reply is not one English question."""
+        engine = self.engine
+        reader = engine.support.reader
+        if (
+            not engine.policy.carry_questions
+            or self.notice  # no model here reads the question
+            or reader is None
+            or reads(reader.languages, self.language)
+            or not reads(reader.languages, ENGLISH)
+        ):
+            return None
+        if hits and 2 * sum(hit.language == self.language for hit in hits) >= len(hits):
+            return None
+        return carried_into_english(MeteredGenerator(engine.generator, usage, CARRY_STEP), question)
 
     def events(
         self,

@@ -30,7 +30,7 @@ from footnote.answer.policy import (
     SOURCES_READER,
     AnswerPolicy,
 )
-from footnote.answer.prompt import no_reader_notice
+from footnote.answer.prompt import carried_notice, no_reader_notice
 from footnote.answer.result import (
     Answer,
     AnswerEvent,
@@ -160,6 +160,15 @@ class AnswerEngine:
         # A follow-up that does not lean on the conversation is answered as if asked alone: the
         # turns would only lengthen the prompt and move the model's words.
         leans = standalone.query != question
+        carried = answering.carried(standalone.question, hits, usage)
+        if carried is not None:
+            # Answered as the English question it was put into, after a notice naming it.
+            answering = self.carrying(answering.language, carried)
+            retrieval = answering.retrieval()
+            with tracing.span("retrieve", mode=retrieval.mode, limit=retrieval.limit):
+                hits = answering.kept(self.retriever.search(carried, retrieval))
+            standalone = Standalone.as_written(carried)
+            clock.mark("carry")
         conversation = Conversation(history if leans else None, instruction, usage)
         events = answering.events(standalone.question, hits, clock, conversation, standalone.query)
         yield from held_back(events, self.policy.abstain_below)
@@ -191,6 +200,11 @@ class AnswerEngine:
             quoting = replace(self, policy=replace(self.policy, reader=EXTRACT_READER))
             return Answering(quoting, wording, no_reader_notice(language))
         return Answering(replace(self, generator=generator), wording)
+
+    def carrying(self, language: str, carried: str) -> Answering:
+        """This engine as it answers the English question `carried`, put there from `language`:
+        as any English question, after a notice in `language` that names it."""
+        return replace(self.for_language(ENGLISH), notice=carried_notice(language, carried))
 
     def ask_sources(self, question: str, hits: Sequence[SearchHit]) -> Answer:
         return final(self.stream_sources(question, hits))

@@ -69,6 +69,8 @@ class AnswerPolicy:
     across_language_floor: float = ACROSS_LANGUAGE_FLOOR
     # Sources retrieved for a question it reads instead (0: as many as for any question).
     across_language_sources: int = ACROSS_LANGUAGE_SOURCES
+    # Put such a question into English first, where the model answering its language is there.
+    carry_questions: bool = True
     # Gates after generating: withhold an answer whose citations match the question less; quote
     # the best-matching source sentence when nothing the model wrote is supported.
     abstain_below: float = ABSTAIN_BELOW
@@ -110,6 +112,7 @@ class AnswerPolicy:
             reader_floor=s.reader_floor,
             across_language_floor=s.across_language_floor,
             across_language_sources=s.across_language_sources,
+            carry_questions=s.carry_questions,
             abstain_below=s.abstain_below,
             quote_above=s.quote_above,
             # A judge is the authority on support: when it backs no sentence the answer abstains

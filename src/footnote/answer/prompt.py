@@ -52,6 +52,9 @@ NO_READER_NOTICE = {
     "zh": "没有安装能读中文的模型，下面只引用文档原文（已核对）。安装 qwen 附加组件"
     "（pip install 'footnote[qwen]'）或配置一个后端即可得到中文回答。",
 }
+# Said first when the question was put into the documents' language and answered in it.
+CARRIED_NOTICE = {"zh": "文档是英文的：按英文问题“{question}”查找和阅读，下面引用原文。"}
+CARRIED_NOTICE_OTHER = "The documents are in English: the question was searched and read as “{question}”."
 NO_READER_NOTICE_OTHER = (
     "No installed model reads this question's language, so the answer is the checked quote below; "
     "install a model that does (FOOTNOTE_LANGUAGE_LLM) or configure a backend for written answers."
@@ -85,6 +88,11 @@ def wording(language: str) -> Wording:
 
 def no_reader_notice(language: str) -> str:
     return NO_READER_NOTICE.get(language, NO_READER_NOTICE_OTHER)
+
+
+def carried_notice(language: str, question: str) -> str:
+    """The notice, in `language`, that the question was read as `question` (in English)."""
+    return CARRIED_NOTICE.get(language, CARRIED_NOTICE_OTHER).format(question=question)
 
 
 # A client's own system message is kept, below footnote's rules: it may shape the answer's tone

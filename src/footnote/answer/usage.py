@@ -17,6 +17,7 @@ from footnote.models.base import GenerationParams, Generator, Message
 ANSWER_STEP = "answer"
 CONDENSE_STEP = "condense"
 RELATED_STEP = "related"
+CARRY_STEP = "carry"  # the question put into the documents' language
 
 
 @dataclass(frozen=True)

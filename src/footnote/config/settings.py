@@ -463,6 +463,13 @@ class Settings(BaseSettings):
     # Chosen by benchmarks/across_languages.py: broad-dev's Chinese questions hold enough key
     # points in the first 5 retrieved chunks 0.50 of the time, in the first 10 0.75; key-point
     # recall 0.39 and 0.43 (across_languages-zh-over-docqa-dev-20261206-233133.json).
+    carry_questions: bool = Field(
+        True,
+        description="a question in a language the sentence reader does not read, over sources mostly in "
+        "English, is put into English by the model that answers its language (FOOTNOTE_LANGUAGE_LLM) "
+        "and then searched, read and answered as an English question, after a notice naming it; "
+        "false: the multilingual embedder reads the question beside the English sentences",
+    )
     across_language_sources: int = Field(
         10,
         ge=0,

@@ -1,0 +1,54 @@
+"""Carrying a question into the documents' language: a Chinese question over English manuals is
+put into English by the model that answers Chinese, and then searched, read and answered as an
+English question is, by the English sentence reader, the shape model and the points. The
+answer starts with a notice, in the question's language, that names the English question.
+
+The multilingual embedder reads a Chinese question beside English sentences well enough to
+find its documents but not to pick its passage: it ranks first the sentences sharing the
+question's Latin words. Measured by `benchmarks/across_languages.py` (docs/benchmarks.md,
+"Chinese questions over English documents").
+"""
+
+from __future__ import annotations
+
+from footnote.core.cjk import count_words, has_cjk
+from footnote.models.base import GenerationParams, Generator, Message
+
+# Examples on tools no evaluation set is about.
+_INSTRUCTION = (
+    "Translate the user's question about software documentation into English. Keep every "
+    "command, option, file name, number and quoted text exactly as written, and keep every "
+    "detail the question asks for. Reply with the English question alone, on one line."
+)
+_EXAMPLES = (
+    (
+        "git 怎样撤销最后一次提交，但保留工作区里的改动？",
+        "How do I undo the last git commit but keep the changes in the working tree?",
+    ),
+    ("docker run 的 --rm 选项有什么作用？", "What does the --rm option of docker run do?"),
+)
+# The longest translation taken, in words of the question (each CJK character one): a reply
+# longer than that answers or explains instead of translating.
+MOST_WORDS_PER_WORD = 3
+_PARAMS = GenerationParams(max_tokens=64, temperature=0.0, stop=("\n",))
+
+
+def carry_messages(question: str) -> list[Message]:
+    """The chat that asks for `question` in English."""
+    messages = [Message("system", _INSTRUCTION)]
+    for asked, carried in _EXAMPLES:
+        messages += [Message("user", asked), Message("assistant", carried)]
+    return [*messages, Message("user", question)]
+
+
+def carried_into_english(generator: Generator, question: str) -> str | None:
+    """`question` in English as `generator` puts it; None when its reply is not one English
+    question (it is empty, still holds CJK text, or runs far longer than the question)."""
+    reply = generator.generate(carry_messages(question), _PARAMS)
+    line = next((line for line in reply.splitlines() if line.strip()), "")
+    carried = line.strip().strip("\"'“”")
+    if not carried or has_cjk(carried):
+        return None
+    if count_words(carried) > MOST_WORDS_PER_WORD * max(count_words(question), 4):
+        return None
+    return carried
