@@ -149,7 +149,8 @@ def main() -> None:
         )
         reports[f"floor-{sources}-sources"] = floors
         floor = floors["floor"]
-        modes = {f"multilingual-{sources}-sources": {"across_language_floor": floor, "carry_questions": False}}
+        multilingual = {"across_language_floor": floor, "carry_questions": False}
+        modes = {f"multilingual-{sources}-sources": multilingual}
         if sources == args.sources[0]:
             modes["carried-into-english"] = {"across_language_floor": floor, "carry_questions": True}
             modes["blend-alone"] = {"across_language_floor": 0.0, "carry_questions": False}
