@@ -132,3 +132,12 @@ def test_the_first_line_of_the_reply_is_the_question() -> None:
 def test_the_notice_is_in_the_questions_language() -> None:
     assert carried_notice("zh", "How?") == "文档是英文的：按英文问题“How?”查找和阅读，下面引用原文。"
     assert carried_notice("ja", "How?").startswith("The documents are in English")
+
+
+def test_where_the_english_question_is_declined_it_is_read_as_asked(app: Application) -> None:
+    # The English question finds nothing that answers it: before anything is said, the question
+    # is read as it was asked, and declined in its own language.
+    chinese = ScriptedGenerator(["What is the capital of France?"])
+    answer = engine(app, EnglishReader(), chinese).ask("法国的首都是哪里？")
+    assert answer.abstained and answer.text == "文档中没有这个问题的答案。"
+    assert len(chinese.calls) == 1  # the translation alone: the decline writes nothing

@@ -160,17 +160,19 @@ class AnswerEngine:
         # A follow-up that does not lean on the conversation is answered as if asked alone: the
         # turns would only lengthen the prompt and move the model's words.
         leans = standalone.query != question
-        carried = answering.carried(standalone.question, hits, usage)
-        if carried is not None:
-            # Answered as the English question it was put into, after a notice naming it.
-            answering = self.carrying(answering.language, carried)
-            retrieval = answering.retrieval()
-            with tracing.span("retrieve", mode=retrieval.mode, limit=retrieval.limit):
-                hits = answering.kept(self.retriever.search(carried, retrieval))
-            standalone = Standalone.as_written(carried)
-            clock.mark("carry")
         conversation = Conversation(history if leans else None, instruction, usage)
         events = answering.events(standalone.question, hits, clock, conversation, standalone.query)
+        carried = answering.carried(standalone.question, hits, usage)
+        if carried is not None:
+            # Answered as the English question it was put into, after a notice naming it; where
+            # that declines before writing, read as it was asked (the multilingual reading).
+            english = self.carrying(answering.language, carried)
+            retrieval = english.retrieval()
+            with tracing.span("retrieve", mode=retrieval.mode, limit=retrieval.limit):
+                english_hits = english.kept(self.retriever.search(carried, retrieval))
+            clock.mark("carry")
+            carried_events = english.events(carried, english_hits, clock, conversation, carried)
+            events = unless_declined(carried_events, events)
         yield from held_back(events, self.policy.abstain_below)
 
     def stream_sources(
@@ -211,3 +213,22 @@ class AnswerEngine:
 
     def ask(self, question: str, history: Sequence[Message] | None = None) -> Answer:
         return final(self.stream(question, history))
+
+
+def unless_declined(events: Iterator[AnswerEvent], instead: Iterator[AnswerEvent]) -> Iterator[AnswerEvent]:
+    """`events`, unless their answer declines before saying anything (its sources are followed
+    at once by its end): then `instead`."""
+    sources: list[AnswerEvent] = []
+    for event in events:
+        if isinstance(event, SourcesEvent) and not sources:
+            sources.append(event)
+            continue
+        if sources and isinstance(event, DoneEvent) and event.answer.abstained:
+            yield from instead
+            return
+        yield from sources
+        sources = []
+        yield event
+        yield from events
+        return
+    yield from sources
