@@ -8,7 +8,8 @@ of the unanswerable less the share declined of the answerable), in sample and by
 document (chosen on one half, measured on the other); then every question is answered end to end
 with the chosen floor and with the multilingual reading off, and put into English by the model
 that answers Chinese (`carried-into-english`, the default where that model is installed: the
-English question is searched, read and answered as any English question). The embedder reads the
+English question is searched, read and answered as any English question), and the zh_cross
+questions asked in English (`benchmarks/data/zh-cross-in-english.jsonl`). The embedder reads the
 `across_language_sources` first retrieved chunks (10 by default); `--sources 5 10` measures each
 number side by side (its own floor chosen for each).
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,8 @@ from footnote.evaluation.answers import UNMEASURED
 from footnote.evaluation.docqa import DocQuestion, doc_report, load_doc_questions, points_found
 
 UNRELATED = 60  # rgb-zh-dev questions asked, a fixed sample
+# The zh_cross questions as an English speaker would ask them (written by hand, word for word).
+IN_ENGLISH = Path(__file__).parent / "data" / "zh-cross-in-english.jsonl"
 SEED = 0
 SHOWN = (
     "complete",
@@ -55,6 +59,16 @@ def items(data: Path) -> list[DocQuestion]:
     for query in random.Random(SEED).sample(queries, UNRELATED):
         asked.append(DocQuestion(f"rgb-zh-{query['_id']}", query["text"], (), None, None, "rgb_zh_unrelated"))
     return asked
+
+
+def in_english(asked: list[DocQuestion]) -> list[DocQuestion]:
+    """The zh_cross questions asked in English, as the kind `zh_cross_in_english`."""
+    english = {row["id"]: row["question"] for row in map(json.loads, IN_ENGLISH.read_text().splitlines())}
+    return [
+        replace(item, question=english[item.id], kind="zh_cross_in_english")
+        for item in asked
+        if item.id in english
+    ]
 
 
 def similarities(
@@ -154,8 +168,12 @@ def main() -> None:
         if sources == args.sources[0]:
             modes["carried-into-english"] = {"across_language_floor": floor, "carry_questions": True}
             modes["blend-alone"] = {"across_language_floor": 0.0, "carry_questions": False}
+            modes["asked-in-english"] = {}
         for mode, settings in modes.items():
-            outcomes = answered(folder, args.home, asked, {**settings, "across_language_sources": sources})
+            questions = in_english(asked) if mode == "asked-in-english" else asked
+            outcomes = answered(
+                folder, args.home, questions, {**settings, "across_language_sources": sources}
+            )
             reports[mode] = doc_report(folder, 0, Settings(home=args.home, **UNMEASURED), outcomes)
             print(mode)
             for kind, row in reports[mode]["metrics"].items():

@@ -49,8 +49,8 @@ EVIDENCE_PROMPT_ZH = (
 # Said once, first, when no installed model reads the question's language: the answer is then
 # the checked quote alone.
 NO_READER_NOTICE = {
-    "zh": "没有安装能读中文的模型，下面只引用文档原文（已核对）。安装 qwen 附加组件"
-    "（pip install 'footnote[qwen]'）或配置一个后端即可得到中文回答。",
+    "zh": "没有能读中文的模型，下面只引用文档原文（已核对）。设置 FOOTNOTE_LANGUAGE_LLM"
+    "（默认 qwen2.5-0.5b，随 footnote 安装）或配置一个后端即可得到中文回答。",
 }
 # Said first when the question was put into the documents' language and answered in it.
 CARRIED_NOTICE = {"zh": "文档是英文的：按英文问题“{question}”查找和阅读，下面引用原文。"}
