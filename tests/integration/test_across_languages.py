@@ -1,5 +1,6 @@
-"""Chinese questions over the English sample corpus, end to end with the real models: the
-multilingual embedder reads them in the English sentence reader's place."""
+"""Chinese questions over the English sample corpus, end to end with the real models: put into
+English by the language model and answered as English questions, or, where that declines, read by
+the multilingual embedder in the English sentence reader's place."""
 
 from __future__ import annotations
 
@@ -49,3 +50,15 @@ def test_a_chinese_question_the_documents_do_not_answer_is_declined(app: Applica
     answer = answered(app, "法国的首都是哪里？")
     assert answer.abstained and not answer.citations
     assert answer.text == "文档中没有这个问题的答案。"
+
+
+def test_how_bees_communicate_asked_in_chinese_is_answered_from_honeybees(app: Application) -> None:
+    # No word of the question meets the English documents': it is put into English first.
+    answer = answered(app, "蜜蜂如何交流？")
+    assert not answer.abstained and answer.citations
+    notice = answer.sentences[0]
+    assert notice.text.startswith("文档是英文的") and not notice.citations
+    assert {Path(c.path).name for c in answer.citations} == {"honeybees.txt"}
+    quote = answer.citations[0].quote
+    assert quote in (SAMPLE / "honeybees.txt").read_text(encoding="utf-8") and quote.isascii()
+    assert answer.usage.steps["carry"].calls == 1
