@@ -31,8 +31,12 @@ unit: install
 integration: install
 	$(BIN)/python -m pytest tests/integration
 
+# Two workers (pytest-xdist): the suite waits on servers, browsers and subprocesses as much as it
+# computes, so two share 2 cores well (16 minutes against 23 on 2 cores).
+PYTEST_WORKERS ?= 2
+
 test: lint typecheck
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS)
 
 # Rebuilds the shipped sentence reader from ../shared's SQuAD articles and the committed technical
 # questions, with a fixed seed: the ranking head first, then the answer head on its weights
@@ -54,7 +58,7 @@ shape: install
 
 # The whole suite again with every index on a PostgreSQL catalog and a Chroma server (CI runs both).
 test-shared: install
-	FOOTNOTE_TEST_STORES=shared $(BIN)/python -m pytest
+	FOOTNOTE_TEST_STORES=shared $(BIN)/python -m pytest -n $(PYTEST_WORKERS)
 
 clean:
 	rm -rf $(DEMO_HOME) .pytest_cache .mypy_cache .ruff_cache

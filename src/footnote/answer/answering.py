@@ -26,7 +26,6 @@ from footnote.answer.evidence import (
     reader_candidates,
     score_sentences,
     select_passages,
-    sentence_spans,
     with_reader,
     with_similarity,
 )
@@ -152,18 +151,6 @@ class Answering:
             return None
         generator = MeteredGenerator(engine.generator, usage, CARRY_STEP)
         return carried_into_english(generator, question, self.language)
-
-    def read_across_answers(self, question: str, hits: Sequence[SearchHit]) -> bool:
-        """Whether the multilingual embedder, reading `question` beside every sentence of `hits`,
-        finds one as close as `across_language_floor`: a carried question is answered only then
-        (the English reader answered "What is the capital of France?" from "La Rance in France").
-        True where it does not read."""
-        embedder, floor = self.engine.support.multilingual, self.engine.policy.across_language_floor
-        spans = sentence_spans(hits)
-        if embedder is None or floor <= 0 or not spans:
-            return True
-        texts = [hits[span.source].text[span.start : span.end] for span in spans]
-        return across_languages(embedder, question, hits, spans, texts)[2] >= floor
 
     def events(
         self,

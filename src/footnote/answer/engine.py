@@ -171,11 +171,8 @@ class AnswerEngine:
             with tracing.span("retrieve", mode=retrieval.mode, limit=retrieval.limit):
                 english_hits = english.kept(self.retriever.search(carried, retrieval))
             clock.mark("carry")
-            if answering.read_across_answers(standalone.question, english_hits):
-                carried_events = english.events(carried, english_hits, clock, conversation, carried)
-                events = unless_declined(carried_events, events)
-            else:  # declined as asked, with the English question's sources nearest
-                events = answering.events(standalone.question, english_hits, clock, conversation)
+            carried_events = english.events(carried, english_hits, clock, conversation, carried)
+            events = unless_declined(carried_events, events)
         yield from held_back(events, self.policy.abstain_below)
 
     def stream_sources(
