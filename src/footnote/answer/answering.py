@@ -149,8 +149,7 @@ class Answering:
             return None
         if hits and 2 * sum(hit.language == self.language for hit in hits) >= len(hits):
             return None
-        generator = MeteredGenerator(engine.generator, usage, CARRY_STEP)
-        return carried_into_english(generator, question, self.language)
+        return carried_into_english(MeteredGenerator(engine.generator, usage, CARRY_STEP), question)
 
     def events(
         self,

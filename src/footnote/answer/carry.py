@@ -14,16 +14,13 @@ from __future__ import annotations
 from footnote.core.cjk import count_words, has_cjk
 from footnote.models.base import GenerationParams, Generator, Message
 
-# The instruction in the question's language where there is one (the 0.5B model left fewer
-# words untranslated so), else in English; examples on things no evaluation set is about.
-_INSTRUCTIONS = {
-    "zh": "把用户关于软件文档的问题翻译成英文。命令、选项、文件名、数字和引号里的文字照原样保留，"
-    "问题的每个细节都要保留，每个中文词都要译成英文。只回答一行英文问题。",
-}
+# Examples on things no evaluation set is about; the third, with no word in Latin letters, keeps
+# the 0.5B model from leaving Chinese words untranslated ("How does蜜蜂 communicate?").
 _INSTRUCTION = (
     "Translate the user's question about software documentation into English. Keep every "
-    "command, option, file name, number and quoted text exactly as written, keep every detail "
-    "the question asks for, and translate every word. Reply with the English question alone, on one line."
+    "command, option, file name, number and quoted text exactly as written, and keep every "
+    "detail the question asks for. Translate every Chinese word. Reply with the English "
+    "question alone, on one line."
 )
 _EXAMPLES = (
     (
@@ -39,19 +36,19 @@ MOST_WORDS_PER_WORD = 3
 _PARAMS = GenerationParams(max_tokens=64, temperature=0.0, stop=("\n",))
 
 
-def carry_messages(question: str, language: str) -> list[Message]:
-    """The chat that asks for `question`, in `language`, in English."""
-    messages = [Message("system", _INSTRUCTIONS.get(language, _INSTRUCTION))]
+def carry_messages(question: str) -> list[Message]:
+    """The chat that asks for `question` in English."""
+    messages = [Message("system", _INSTRUCTION)]
     for asked, carried in _EXAMPLES:
         messages += [Message("user", asked), Message("assistant", carried)]
     return [*messages, Message("user", question)]
 
 
-def carried_into_english(generator: Generator, question: str, language: str) -> str | None:
+def carried_into_english(generator: Generator, question: str) -> str | None:
     """`question` in English as `generator` puts it; None when its reply is not one English
     question: empty, still holding CJK text, not ending with a question mark (a date or a
     statement in its place), or running far longer than the question."""
-    reply = generator.generate(carry_messages(question, language), _PARAMS)
+    reply = generator.generate(carry_messages(question), _PARAMS)
     line = next((line for line in reply.splitlines() if line.strip()), "")
     carried = line.strip().strip("\"'“”")
     if not carried.endswith("?") or has_cjk(carried):
