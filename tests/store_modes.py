@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import psycopg
 import pytest
 
+from footnote.config import Settings
 from footnote.store.postgres import PostgresCatalog
 
 if TYPE_CHECKING:
@@ -74,8 +75,7 @@ class RunStores:
             _close_in_background(opened)
             if self._untouched(database):
                 self._unused = database, collection
-                with contextlib.suppress(Exception):  # a collection is made by opening it
-                    self._chroma_client().delete_collection(collection)
+                self._delete_collections(collection)  # a collection is made by opening it
             else:
                 self._remove(database, collection)
 
@@ -133,8 +133,15 @@ class RunStores:
             self._admin_connection().execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         except psycopg.OperationalError:  # the test stopped the cluster: the next call reconnects
             self._drop_admin()
-        with contextlib.suppress(Exception):  # a test may have stopped the server or dropped it itself
-            self._chroma_client().delete_collection(collection)
+        self._delete_collections(collection)
+
+    def _delete_collections(self, collection: str) -> None:
+        """The test's collection and the language index's beside it, where they exist (a test may
+        have stopped the server or dropped them itself)."""
+        language = Settings.model_construct(vector_collection=collection).language_vector_collection
+        for name in (collection, language):
+            with contextlib.suppress(Exception):
+                self._chroma_client().delete_collection(name)
 
     def _admin_connection(self) -> psycopg.Connection[Any]:
         assert self.postgres is not None

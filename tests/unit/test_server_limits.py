@@ -153,6 +153,17 @@ def test_a_client_leaving_mid_stream_stops_the_model_and_frees_the_slot(tmp_path
         assert client.post("/v1/chat/completions", json=ask_body()).status_code == 200
 
 
+def given_back(client: TestClient, seconds: float = 10.0) -> None:
+    """Wait until no request holds a slot (a timed-out answer finishes in its thread)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        families = text_string_to_metric_families(client.get("/metrics").text)
+        if not any(s.value for f in families if f.name == "footnote_in_flight" for s in f.samples):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"a slot was still held {seconds} s after the answer timed out")
+
+
 def test_an_answer_past_the_request_timeout_gets_504(tmp_path: Path) -> None:
     generator = GatedGenerator([APPLE_REPLY, APPLE_REPLY])
     server, _ = build(tmp_path, generator=generator, request_timeout=0.5, preload_models=False)
@@ -160,6 +171,7 @@ def test_an_answer_past_the_request_timeout_gets_504(tmp_path: Path) -> None:
         with TestClient(server) as client:
             slow = client.post("/v1/chat/completions", json=ask_body())
             generator.gate.set()
+            given_back(client)
             after = client.post("/v1/chat/completions", json=ask_body())
     finally:
         generator.gate.set()

@@ -145,11 +145,16 @@ def compare_folder(
 
 
 def scratch_ingest(folders: Sequence[Path], settings: Settings) -> dict[str, Any]:
-    """`footnote_ingest` of `folders` into a scratch data directory of its own."""
+    """`footnote_ingest` of `folders` into a scratch data directory of its own, with embedded
+    stores there even where the settings name shared ones (nothing is written to those)."""
     with tempfile.TemporaryDirectory(prefix="footnote-bench-") as scratch:
-        scratch_settings = settings.model_copy(
-            update={"home": Path(scratch), "model_dir": settings.model_cache}
-        )
+        update = {
+            "home": Path(scratch),
+            "model_dir": settings.model_cache,
+            "catalog_url": "",
+            "vector_url": "",
+        }
+        scratch_settings = settings.model_copy(update=update)
         return footnote_ingest(folders, scratch_settings)
 
 
