@@ -6,9 +6,12 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 
 from footnote.answer.judge import SupportJudge
 from footnote.answer.terms import content_terms
+from footnote.application import Application, create_app
+from footnote.config import Settings
 from footnote.models.base import Embedder, GenerationParams, Generator, Message, Vector
 from footnote.models.scoring import Tokenizer
 
@@ -99,3 +102,23 @@ class WordTokenizer(Tokenizer):
 
     def tokenize(self, text: str) -> list[int]:
         return [self.ids.setdefault(word, len(self.ids) + 1) for word in text.split()]
+
+
+def bees_and_tides(tmp_path: Path) -> Iterator[Application]:
+    """An application over two short English documents (bees share where food is with a dance;
+    the moon pulls the oceans), with the hashing embedder, no language embedder and a generator
+    that has nothing to say: for tests of reading across languages."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "bees.md").write_text(
+        "# Bees\n\nA colony lives in one nest. Foraging bees share where food is with a dance.\n",
+        encoding="utf-8",
+    )
+    (folder / "tides.md").write_text(
+        "# Tides\n\nThe moon pulls the oceans into two bulges.\n", encoding="utf-8"
+    )
+    settings = Settings(home=tmp_path / "home", reader="extract", language_embedder="none")
+    application = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
+    application.ingest([folder])
+    yield application
+    application.close()

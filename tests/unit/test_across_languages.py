@@ -12,12 +12,11 @@ import pytest
 
 from footnote.answer.engine import Answer, AnswerEngine, AnswerPolicy, SupportModels
 from footnote.answer.policy import EXTRACT_READER
-from footnote.application import Application, create_app
-from footnote.config import Settings
+from footnote.application import Application
 from footnote.core.hits import SearchHit
 from footnote.models.base import Embedder, Vector
 from footnote.models.sentence_reader import Reading, SentenceReader
-from tests.fakes import HashingEmbedder, ScriptedGenerator
+from tests.fakes import bees_and_tides
 
 # What each dimension of the concept embedder stands for, in both languages.
 CONCEPTS = (("交流", "share where food is"), ("首都", "capital"))
@@ -52,20 +51,7 @@ class EnglishReader(SentenceReader):
 
 @pytest.fixture
 def app(tmp_path: Path) -> Iterator[Application]:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "bees.md").write_text(
-        "# Bees\n\nA colony lives in one nest. Foraging bees share where food is with a dance.\n",
-        encoding="utf-8",
-    )
-    (folder / "tides.md").write_text(
-        "# Tides\n\nThe moon pulls the oceans into two bulges.\n", encoding="utf-8"
-    )
-    settings = Settings(home=tmp_path / "home", reader="extract", language_embedder="none")
-    application = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
-    application.ingest([folder])
-    yield application
-    application.close()
+    yield from bees_and_tides(tmp_path)
 
 
 def engine(app: Application, multilingual: Embedder | None, floor: float = 0.5) -> AnswerEngine:

@@ -15,11 +15,10 @@ from footnote.answer.policy import EXTRACT_READER
 from footnote.answer.prompt import carried_notice
 from footnote.answer.result import DoneEvent
 from footnote.answer.usage import CARRY_STEP, TokenUsage
-from footnote.application import Application, create_app
-from footnote.config import Settings
+from footnote.application import Application
 from footnote.models.base import Generator
 from footnote.models.sentence_reader import Reading, SentenceReader
-from tests.fakes import HashingEmbedder, ScriptedGenerator
+from tests.fakes import ScriptedGenerator, bees_and_tides
 
 
 class EnglishReader(SentenceReader):
@@ -50,20 +49,7 @@ class Languages:
 
 @pytest.fixture
 def app(tmp_path: Path) -> Iterator[Application]:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "bees.md").write_text(
-        "# Bees\n\nA colony lives in one nest. Foraging bees share where food is with a dance.\n",
-        encoding="utf-8",
-    )
-    (folder / "tides.md").write_text(
-        "# Tides\n\nThe moon pulls the oceans into two bulges.\n", encoding="utf-8"
-    )
-    settings = Settings(home=tmp_path / "home", reader="extract", language_embedder="none")
-    application = create_app(settings, embedder=HashingEmbedder(), generator=ScriptedGenerator([]))
-    application.ingest([folder])
-    yield application
-    application.close()
+    yield from bees_and_tides(tmp_path)
 
 
 def engine(
