@@ -32,7 +32,8 @@ integration: install
 	$(BIN)/python -m pytest tests/integration
 
 # Two workers (pytest-xdist): the suite waits on servers, browsers and subprocesses as much as it
-# computes, so two share 2 cores well (16 minutes against 23 on 2 cores).
+# computes, so two share 2 cores well (about 18 minutes on 2 cores:
+# benchmarks/results/test-suite-two-workers-20261207.json).
 PYTEST_WORKERS ?= 2
 
 test: lint typecheck
