@@ -218,17 +218,10 @@ class AnswerEngine:
 def unless_declined(events: Iterator[AnswerEvent], instead: Iterator[AnswerEvent]) -> Iterator[AnswerEvent]:
     """`events`, unless their answer declines before saying anything (its sources are followed
     at once by its end): then `instead`."""
-    sources: list[AnswerEvent] = []
-    for event in events:
-        if isinstance(event, SourcesEvent) and not sources:
-            sources.append(event)
-            continue
-        if sources and isinstance(event, DoneEvent) and event.answer.abstained:
-            yield from instead
-            return
-        yield from sources
-        sources = []
-        yield event
-        yield from events
+    first = next(events, None)
+    second = next(events, None) if isinstance(first, SourcesEvent) else None
+    if isinstance(second, DoneEvent) and second.answer.abstained:
+        yield from instead
         return
-    yield from sources
+    yield from (event for event in (first, second) if event is not None)
+    yield from events
