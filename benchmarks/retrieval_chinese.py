@@ -75,6 +75,8 @@ from footnote.store.sqlite import SqliteCatalog
 RESULTS = Path(__file__).parent / "results"
 UNREAD_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 CROSS_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
+# The keyword list's share of its vote on chunks its question's embedder does not read, when e5 crosses.
+KEYWORD_SHARES = (0.0, 0.25, 0.5)
 
 
 def _pairs(run: str) -> list[str]:
@@ -203,6 +205,17 @@ def measure_languages(dataset: BeirDataset, index_dir: Path, english: Path | Non
                     retriever, asked, replace(base, cross_language_weight=weight), "hybrid", f"en {weight}"
                 )
                 for weight in CROSS_WEIGHTS
+            }
+            crossing |= {
+                f"hybrid cross_language_weight={weight} keyword={share}": _scored(
+                    retriever,
+                    asked,
+                    replace(base, cross_language_weight=weight, cross_language_keyword_weight=share),
+                    "hybrid",
+                    f"en {weight} keyword {share}",
+                )
+                for weight in CROSS_WEIGHTS[1:]
+                for share in KEYWORD_SHARES
             }
             same = replace(asked, queries={i: dataset.queries[i] for i in asked.queries})
             figures["english_queries"] = {

@@ -68,3 +68,41 @@ def test_how_bees_communicate_asked_in_chinese_is_answered_from_honeybees(app: A
     quote = answer.citations[0].quote
     assert quote in (SAMPLE / "honeybees.txt").read_text(encoding="utf-8") and quote.isascii()
     assert answer.usage.steps["carry"].calls == 1
+
+
+
+CHINESE = {
+    "大熊猫.txt": "大熊猫是中国特有的熊科动物。大熊猫几乎只吃竹子，每天要花十多个小时进食。\n",
+    "龙井茶.txt": "龙井茶是中国著名的绿茶，产于浙江杭州西湖一带，以色绿、香郁、味甘、形美著称。\n",
+    "京沪高铁.txt": "京沪高速铁路全长1318公里，连接北京和上海，最高运营时速达到350公里。\n",
+}
+
+
+@pytest.fixture(scope="module")
+def chinese_documents(tmp_path_factory: pytest.TempPathFactory, real_embedder: Embedder) -> Application:
+    folder = tmp_path_factory.mktemp("chinese")
+    for name, text in CHINESE.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    home = tmp_path_factory.mktemp("home")
+    application = create_app(Settings(home=home, **lasting_settings(home)), embedder=real_embedder)
+    application.ingest([folder])
+    return application
+
+
+def test_an_english_question_over_a_chinese_document_cites_the_chinese_text(
+    chinese_documents: Application,
+) -> None:
+    # No word of the question is in the documents: e5's list finds them, e5 reads the sentences,
+    # and the question's names ("Beijing") do not decline it for being in no document.
+    answer = answered(chinese_documents, "How long is the Beijing-Shanghai high-speed railway?")
+    assert not answer.abstained and answer.citations
+    first = answer.citations[0]
+    assert Path(first.path).name == "京沪高铁.txt"
+    assert "1318公里" in first.quote and first.quote in CHINESE["京沪高铁.txt"]
+
+
+def test_an_english_question_the_chinese_documents_do_not_answer_is_declined(
+    chinese_documents: Application,
+) -> None:
+    answer = answered(chinese_documents, "What is the capital of France?")
+    assert answer.abstained and not answer.citations

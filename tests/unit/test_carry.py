@@ -55,7 +55,10 @@ def app(tmp_path: Path) -> Iterator[Application]:
 def engine(
     app: Application, reader: SentenceReader, chinese: Generator | None, carry: bool = True
 ) -> AnswerEngine:
-    policy = AnswerPolicy(app.retrieval_params(5), reader=EXTRACT_READER, carry_questions=carry)
+    # Retelling the answer in Chinese is tested in test_retell.py.
+    policy = AnswerPolicy(
+        app.retrieval_params(5), reader=EXTRACT_READER, carry_questions=carry, retell_answers=False
+    )
     support = SupportModels(app.embedder, None, reader)
     return AnswerEngine(app.retriever(), app.generator, support, policy, languages=Languages(chinese))
 

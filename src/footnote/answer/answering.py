@@ -40,17 +40,19 @@ from footnote.answer.policy import (
 from footnote.answer.prompt import build_evidence_messages, build_messages, wording
 from footnote.answer.related import suggest_related
 from footnote.answer.result import Answer, AnswerEvent, Asked, DoneEvent, SentenceEvent, SourcesEvent
+from footnote.answer.retell import Retelling
 from footnote.answer.streaming import Clock, Draft, generate_checked, with_quote
 from footnote.answer.usage import (
     ANSWER_STEP,
     CARRY_STEP,
     CONDENSE_STEP,
     RELATED_STEP,
+    RETELL_STEP,
     MeteredGenerator,
     TokenUsage,
 )
 from footnote.core.hits import SearchHit
-from footnote.core.language import ENGLISH, reads
+from footnote.core.language import ENGLISH, UNKNOWN, reads
 from footnote.core.sentences import is_line_item
 from footnote.errors import QueryError
 from footnote.models.base import Embedder, GenerationParams, Message
@@ -101,6 +103,8 @@ class Answering:
     engine: AnswerEngine
     language: str = ENGLISH  # the prompt's and the refusal's
     notice: str = ""  # said first when no model reads the question's language
+    # A carried question's answer, retold in the language it was asked in after the quotes.
+    retelling: Retelling | None = None
 
     def condense(
         self,
@@ -200,8 +204,15 @@ class Answering:
             passages, prompt = points, Prompt([], policy.generation)
             yield from self._quote_points(checker, points, written)
         else:
-            prompt = self._prompt(question, sources, passages, turns, conversation.instruction)
+            # A retold answer's own sentences are the retelling's, in the asker's language.
+            prompt = (
+                Prompt([], policy.generation)
+                if self.retelling is not None
+                else self._prompt(question, sources, passages, turns, conversation.instruction)
+            )
             yield from self._write(question, checker, passages, prompt, clock, written, conversation.usage)
+        if self.retelling is not None:
+            yield from self._retold(self.retelling, checker, written, conversation.usage)
         clock.mark("total")
         answer = self._finished(asked, checker, written, passages, prompt, (match(), answerable))
         if policy.related_questions:
@@ -262,6 +273,20 @@ class Answering:
             written.fallback = quote
             sentences.append(quote)
             yield SentenceEvent(len(sentences) - 1, quote)
+
+    def _retold(
+        self, retelling: Retelling, checker: CitationChecker, written: Written, usage: TokenUsage
+    ) -> Iterator[AnswerEvent]:
+        """The quotes shown, retold in the asker's language: each supported sentence shown after
+        them, each unsupported one kept for inspection only (`flagged`)."""
+        quotes = [sentence for sentence in written.sentences if sentence.citations]
+        if not quotes:
+            return
+        metered = replace(retelling, generator=MeteredGenerator(retelling.generator, usage, RETELL_STEP))
+        for sentence in metered.sentences(quotes, checker):
+            written.sentences.append(sentence)
+            if not sentence.flagged:
+                yield SentenceEvent(len(written.sentences) - 1, sentence)
 
     def _needs_points(self, question: str) -> bool:
         """Whether `question` is answered with several passages (`AnswerEngine.shape`): never
@@ -355,8 +380,9 @@ class Answering:
         return pack_sources(hits, question, engine.generator.count_tokens, budget)
 
     def _unknown_words(self, question: str, sources: Sequence[SearchHit]) -> list[str]:
-        """The named words of `question` no document holds, when the policy declines on them."""
-        if not self.engine.policy.decline_unknown:
+        """The named words of `question` no document holds, when the policy declines on them; none
+        where the sources are read across languages (the question's words cannot meet theirs)."""
+        if not self.engine.policy.decline_unknown or self._across(sources) is not None:
             return []
         indexed = self.engine.retriever.unknown_words
         return gates.unknown_words(question, sources, indexed, english=self.language == ENGLISH)
@@ -370,8 +396,8 @@ class Answering:
         in words), and every sentence as it was read; the sentence reader reads
         `reader_question`."""
         reader = self.engine.support.reader
-        reader_reads = reader is not None and reads(reader.languages, self.language)
         across = self._across(checker.sources)
+        reader_reads = reader is not None and reads(reader.languages, self.language) and across is None
         # Where the reader reads, only its best sentences are embedded before the quote
         # (`with_similarity`); the rest are embedded once the quote is shown, for checking what
         # the model writes.
@@ -407,7 +433,9 @@ class Answering:
         floor = self.engine.policy.reader_floor
         best_read = answered_probability(answered, no_answer) if answered and floor else None
         scored = ScoredSentences(spans, texts, read or scores)
-        answerable = Answerable(answerability(question, spans, texts, prose), best_read, similarity)
+        question_read = reader is not None and reads(reader.languages, self.language)
+        coverage = answerability(question, spans, texts, prose)
+        answerable = Answerable(coverage, best_read, similarity, question_read=question_read)
         return passages, answerable, scored
 
     def retrieval(self) -> RetrievalParams:
@@ -440,14 +468,21 @@ class Answering:
         )
 
     def _across(self, sources: Sequence[SearchHit]) -> Embedder | None:
-        """The multilingual embedder, where it reads in the sentence reader's place
-        (`_may_read_across`): where most `sources` are in another language than the question.
+        """The multilingual embedder, where it reads in the sentence reader's place: where most
+        `sources` are in another language than the question, and the reader does not read both
+        (a Chinese question over English passages, or an English one over Chinese passages).
         Within one language the blend's shared words read better (RGB zh_refine_dev end to end
         0.725 correct against 0.675)."""
-        if not self._may_read_across():
+        support = self.engine.support
+        if support.reader is None or support.multilingual is None:
             return None
-        foreign = sum(hit.language not in ("", self.language) for hit in sources)
-        return self.engine.support.multilingual if 2 * foreign > len(sources) else None
+        foreign = [hit.language for hit in sources if hit.language not in (UNKNOWN, self.language)]
+        if 2 * len(foreign) <= len(sources):
+            return None
+        languages = support.reader.languages
+        if reads(languages, self.language) and all(reads(languages, language) for language in foreign):
+            return None
+        return support.multilingual
 
     def _quote_instead(
         self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]

@@ -41,6 +41,7 @@ from footnote.answer.result import (
     sentence_dict,
     source_dict,
 )
+from footnote.answer.retell import Retelling, retells
 from footnote.answer.shape import QuestionShape
 from footnote.answer.streaming import Clock, final, held_back
 from footnote.answer.usage import TokenUsage
@@ -166,7 +167,7 @@ class AnswerEngine:
         if carried is not None:
             # Answered as the English question it was put into, after a notice naming it; where
             # that declines before writing, read as it was asked (the multilingual reading).
-            english = self.carrying(answering.language, carried)
+            english = self.carrying(answering.language, carried, standalone.question)
             retrieval = english.retrieval()
             with tracing.span("retrieve", mode=retrieval.mode, limit=retrieval.limit):
                 english_hits = english.kept(self.retriever.search(carried, retrieval))
@@ -203,10 +204,16 @@ class AnswerEngine:
             return Answering(quoting, wording, no_reader_notice(language))
         return Answering(replace(self, generator=generator), wording)
 
-    def carrying(self, language: str, carried: str) -> Answering:
-        """This engine as it answers the English question `carried`, put there from `language`:
-        as any English question, after a notice in `language` that names it."""
-        return replace(self.for_language(ENGLISH), notice=carried_notice(language, carried))
+    def carrying(self, language: str, carried: str, question: str) -> Answering:
+        """This engine as it answers the English question `carried`, put there from `language`
+        (`question` as asked): as any English question, after a notice in `language` that names
+        it, and retold in `language` after its quotes where the policy asks for it and the models
+        are there."""
+        english = replace(self.for_language(ENGLISH), notice=carried_notice(language, carried))
+        generator = self.languages.generator_for(language) if self.languages is not None else None
+        if not self.policy.retell_answers or not retells(language) or generator is None:
+            return english
+        return replace(english, retelling=Retelling(question, language, generator))
 
     def ask_sources(self, question: str, hits: Sequence[SearchHit]) -> Answer:
         return final(self.stream_sources(question, hits))

@@ -251,8 +251,12 @@ class Answerable:
     coverage: float = 1.0
     read: float | None = None
     # The multilingual embedder's best closeness of a sentence to the question, where it read
-    # them in the reader's place (a question in a language the reader does not read).
+    # them in the reader's place (a question in a language the reader does not read, or sources
+    # mostly in one it does not read).
     similarity: float | None = None
+    # Whether the sentence reader reads the question itself (sources in another language): that
+    # direction has a floor of its own, the similarities running lower.
+    question_read: bool = False
 
     @property
     def value(self) -> float:

@@ -56,7 +56,10 @@ def unrelated_sources(
     reader_decides = answerable.read is not None and policy.reads_evidence
     floor = policy.reader_floor if reader_decides else policy.evidence_floor
     if across:
-        unanswered = not passages or (answerable.similarity or 0.0) < policy.across_language_floor
+        across_floor = (
+            policy.foreign_sources_floor if answerable.question_read else policy.across_language_floor
+        )
+        unanswered = not passages or (answerable.similarity or 0.0) < across_floor
         unmatched = False
     else:
         unanswered = policy.reads_evidence and (not passages or answerable.value < floor)

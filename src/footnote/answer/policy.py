@@ -46,6 +46,7 @@ HISTORY_TURNS: int = Settings.model_fields["history_turns"].default
 JUDGE_THRESHOLD: float = Settings.model_fields["judge_threshold"].default
 POINT_WORDS: int = Settings.model_fields["point_words"].default
 ACROSS_LANGUAGE_FLOOR: float = Settings.model_fields["across_language_floor"].default
+FOREIGN_SOURCES_FLOOR: float = Settings.model_fields["foreign_sources_floor"].default
 ACROSS_LANGUAGE_SOURCES: int = Settings.model_fields["across_language_sources"].default
 
 
@@ -67,10 +68,14 @@ class AnswerPolicy:
     reader_floor: float = READER_FLOOR  # the reader's best probability below which it declines
     # The multilingual embedder's best similarity below which it declines, where it reads instead.
     across_language_floor: float = ACROSS_LANGUAGE_FLOOR
+    # The same for a question the sentence reader reads, over sources mostly in a language it does not.
+    foreign_sources_floor: float = FOREIGN_SOURCES_FLOOR
     # Sources retrieved for a question it reads instead (0: as many as for any question).
     across_language_sources: int = ACROSS_LANGUAGE_SOURCES
     # Put such a question into English first, where the model answering its language is there.
     carry_questions: bool = True
+    # Retell a carried question's answer in the question's language (`footnote.answer.retell`).
+    retell_answers: bool = False
     # Gates after generating: withhold an answer whose citations match the question less; quote
     # the best-matching source sentence when nothing the model wrote is supported.
     abstain_below: float = ABSTAIN_BELOW
@@ -111,8 +116,10 @@ class AnswerPolicy:
             decline_unknown=s.decline_unknown_names,
             reader_floor=s.reader_floor,
             across_language_floor=s.across_language_floor,
+            foreign_sources_floor=s.foreign_sources_floor,
             across_language_sources=s.across_language_sources,
             carry_questions=s.carry_questions,
+            retell_answers=s.retell_answers,
             abstain_below=s.abstain_below,
             quote_above=s.quote_above,
             # A judge is the authority on support: when it backs no sentence the answer abstains

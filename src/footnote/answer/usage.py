@@ -18,6 +18,7 @@ ANSWER_STEP = "answer"
 CONDENSE_STEP = "condense"
 RELATED_STEP = "related"
 CARRY_STEP = "carry"  # the question put into the documents' language
+RETELL_STEP = "retell"  # a carried answer retold in the question's language
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,7 @@ class Application:
             s.rrf_dense_weight,
             unread_weight=s.rrf_unread_weight,
             cross_language_weight=s.rrf_cross_language_weight,
+            cross_language_keyword_weight=s.rrf_cross_language_keyword_weight,
             signals=signal_weights(s.rrf_signal_weights),
             rerank_candidates=s.rerank_candidates if s.rerank != "none" else 0,
             expansion=s.query_expansion,

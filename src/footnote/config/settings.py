@@ -306,11 +306,20 @@ class Settings(BaseSettings):
         "embedder does not read (chosen by benchmarks/retrieval_chinese.py)",
     )
     rrf_cross_language_weight: float = Field(
-        0.0,
+        1.0,
         ge=0.0,
         le=1.0,
         description="share of its vote the language embedder's dense list keeps on a query in a "
-        "language the embedder reads (an English question over Chinese chunks); 0: not searched",
+        "language the embedder reads (an English question over Chinese chunks); 0: not searched "
+        "(chosen by benchmarks/retrieval_chinese.py languages)",
+    )
+    rrf_cross_language_keyword_weight: float = Field(
+        0.0,
+        ge=0.0,
+        le=1.0,
+        description="share of its vote the keyword list keeps, on a question the language embedder's "
+        "list crosses to, on chunks in a language the first embedder does not read "
+        "(chosen by benchmarks/retrieval_chinese.py languages)",
     )
     rrf_signal_weights: dict[str, float] = Field(
         default_factory=dict,
@@ -460,6 +469,18 @@ class Settings(BaseSettings):
         "evidence and relevance floors; 0: off (the multilingual embedder does not read, and those "
         "floors decide as for any question)",
     )
+    # Chosen by benchmarks/english_over_chinese.py: rgb-zh-dev's questions in English over its
+    # Chinese passages against docqa-dev's questions over them (in sample 0.08 false declines and
+    # 0.40 of the second declined, by two folds 0.08 and 0.30:
+    # english_over_chinese-rgb-zh-dev-20261207-074952.json).
+    foreign_sources_floor: float = Field(
+        0.79,
+        ge=0.0,
+        le=1.0,
+        description="for a question the sentence reader reads whose sources are mostly in a language it "
+        "does not (an English question over Chinese documents), read beside them by the multilingual "
+        "embedder: below this similarity of its best sentence the documents are taken not to answer",
+    )
     # Chosen by benchmarks/across_languages.py: broad-dev's Chinese questions hold enough key
     # points in the first 5 retrieved chunks 0.50 of the time, in the first 10 0.75; key-point
     # recall 0.39 and 0.43 (across_languages-zh-over-docqa-dev-20261206-233133.json).
@@ -469,6 +490,15 @@ class Settings(BaseSettings):
         "English, is put into English by the model that answers its language (FOOTNOTE_LANGUAGE_LLM) "
         "and then searched, read and answered as an English question, after a notice naming it; "
         "false: the multilingual embedder reads the question beside the English sentences",
+    )
+    # Off by default: Qwen2.5-Coder-0.5B's retellings are mostly not what the passage says, and the
+    # round trip shows 0.05 of them (benchmarks/retell_check.py, docs/benchmarks.md).
+    retell_answers: bool = Field(
+        False,
+        description="a question carried into English is answered with the English quotes and then, in "
+        "its own language, with sentences the model that answers that language writes from them, each "
+        "shown only where the round trip supports it (put back into English, the English check supports "
+        "it); false: the quotes alone",
     )
     across_language_sources: int = Field(
         10,

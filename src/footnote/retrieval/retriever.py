@@ -44,6 +44,10 @@ class RetrievalParams:
     # The share of its vote the language embedder's list (chunks the embedder does not read) keeps
     # on a query the embedder reads: an English question over Chinese chunks; 0 leaves it unsearched.
     cross_language_weight: float = 0.0
+    # The share of its vote the keyword list keeps, where the language embedder's list crosses
+    # languages (`cross_language_weight` > 0), on chunks in a language the first embedder does not
+    # read: an English question's words rarely name what a Chinese passage says.
+    cross_language_keyword_weight: float = 1.0
     # (name, weight) of each registered signal fused beside the keyword and dense lists.
     signals: tuple[tuple[str, float], ...] = ()
     filters: SearchFilter | None = None  # applied inside both retrievers
@@ -196,7 +200,12 @@ class HybridRetriever:
         weights = [params.keyword_weight, params.dense_weight, params.dense_weight * other[1]]
         # Votes weigh the lists against each other: a dense search on its own keeps its order and scores.
         hybrid = params.mode == "hybrid"
-        votes = [{}, self._dense_votes(dense, language, params.unread_weight) if hybrid else {}, {}]
+        crossing = hybrid and bool(other[0]) and reads(self.dense_languages, language)
+        votes = [
+            self._keyword_votes(keyword, params.cross_language_keyword_weight) if crossing else {},
+            self._dense_votes(dense, language, params.unread_weight) if hybrid else {},
+            {},
+        ]
         for ranking, weight in signals:
             rankings.append(ranking)
             weights.append(weight)
@@ -219,6 +228,16 @@ class HybridRetriever:
             return dict.fromkeys(ids, unread)
         languages = self.catalog.chunk_languages(ids)
         return {i: vote(self.dense_languages, language, languages.get(i, UNKNOWN), unread) for i in ids}
+
+    def _keyword_votes(self, keyword: list[tuple[int, float]], share: float) -> dict[int, float]:
+        """The keyword list's vote on each of its chunks when the question crosses languages: full on
+        chunks the first embedder reads, `share` on the others (those the language embedder's list
+        ranks)."""
+        if share == 1.0 or not keyword:
+            return {}
+        ids = [chunk_id for chunk_id, _ in keyword]
+        languages = self.catalog.chunk_languages(ids)
+        return {i: 1.0 if reads(self.dense_languages, languages.get(i, UNKNOWN)) else share for i in ids}
 
     def _keyword(self, query: str, limit: int, filters: SearchFilter | None) -> list[tuple[int, float]]:
         if not self.catalog.searches_keywords:

@@ -1,0 +1,120 @@
+"""A carried answer retold in the asker's language: the model that answers it writes from the
+quotes shown, and a sentence is shown only where the round trip supports it (put back into
+English, it meets the English check; its numbers and Latin-letter words are in what supports it
+or in the question; it is in the question's language)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from footnote.answer.citations import CitationChecker
+from footnote.answer.engine import AnswerEngine, AnswerPolicy, SupportModels
+from footnote.answer.policy import EXTRACT_READER
+from footnote.answer.result import DoneEvent, SentenceEvent
+from footnote.answer.retell import Retelling, back_messages, literals_in, retell_messages
+from footnote.answer.usage import RETELL_STEP, TokenUsage
+from footnote.application import Application
+from footnote.core.hits import SearchHit
+from footnote.models.base import Generator
+from tests.fakes import HashingEmbedder, ScriptedGenerator, bees_and_tides
+from tests.unit.test_carry import EnglishReader, Languages
+
+QUOTE = "Use -C - to continue an interrupted transfer where it stopped."
+
+
+@pytest.mark.parametrize(
+    ("sentence", "held"),
+    [
+        ("用 -C - 让 curl 从中断处继续传输。", False),  # "curl" is in neither
+        ("用 -C - 从中断的地方继续传输。", True),
+        ("用 -c 选项。", True),  # case aside
+        ("最多重试 3 次。", False),
+        ("从中断的地方继续。", True),  # nothing literal to hold
+    ],
+)
+def test_numbers_and_latin_words_must_be_in_the_quote_or_the_question(sentence: str, held: bool) -> None:
+    assert literals_in(sentence, QUOTE) is held
+    assert literals_in("用 curl 续传。", f"{QUOTE} curl 怎样续传？")
+
+
+def checker() -> CitationChecker:
+    hit = SearchHit(7, 3, "/docs/curl.txt", "curl", QUOTE, 0, len(QUOTE), (), None)
+    return CitationChecker([hit], HashingEmbedder(), question="How do I resume a transfer?")
+
+
+def test_a_sentence_whose_english_the_source_supports_cites_it() -> None:
+    model = ScriptedGenerator([QUOTE])  # the sentence put back into English
+    retold = Retelling("怎样续传？", "zh", model).checked("用 -C - 从中断的地方继续传输。", checker())
+    assert retold.supported and retold.citations[0].path == "/docs/curl.txt"
+    assert model.calls[0] == back_messages("用 -C - 从中断的地方继续传输。")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "english"),
+    [
+        (
+            "月亮把海水拉成两个隆起。",
+            "The moon pulls the oceans into two bulges.",
+        ),  # not what the source says
+        ("最多重试 3 次，用 -C -。", QUOTE),  # its English is supported, but "3" is in no source
+        (QUOTE, None),  # not in Chinese: a copy of the quote adds nothing (and is not put back)
+    ],
+)
+def test_a_sentence_the_round_trip_does_not_support_is_flagged(sentence: str, english: str | None) -> None:
+    model = ScriptedGenerator([english] if english is not None else [])
+    retold = Retelling("怎样续传？", "zh", model).checked(sentence, checker())
+    assert retold.flagged and not retold.citations
+
+
+def test_the_model_is_asked_in_the_questions_language_from_the_quotes() -> None:
+    messages = retell_messages("zh", "怎样续传？", [QUOTE, "Second."])
+    assert "简体中文" in messages[0].content
+    assert messages[1].content == f"Passages:\n[1] {QUOTE}\n[2] Second.\n\nQuestion: 怎样续传？"
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Application]:
+    yield from bees_and_tides(tmp_path)
+
+
+def engine(app: Application, chinese: Generator, retell: bool = True) -> AnswerEngine:
+    policy = AnswerPolicy(app.retrieval_params(5), reader=EXTRACT_READER, retell_answers=retell)
+    support = SupportModels(app.embedder, None, EnglishReader())
+    return AnswerEngine(app.retriever(), app.generator, support, policy, languages=Languages(chinese))
+
+
+QUESTION = "蜜蜂怎样告诉同伴食物在哪里？"
+CARRIED = "How do foraging bees share where food is?"
+RETOLD = "采集蜂用舞蹈告诉同伴食物在哪里。"
+
+
+def test_a_carried_answer_is_retold_after_its_quote(app: Application) -> None:
+    chinese = ScriptedGenerator([CARRIED, RETOLD, "Foraging bees share where food is with a dance."])
+    usage = TokenUsage()
+    events = list(engine(app, chinese).stream(QUESTION, usage=usage))
+    answer = next(event.answer for event in events if isinstance(event, DoneEvent))
+    notice, quote, retold = answer.sentences
+    assert quote.citations and retold.supported and retold.text == RETOLD
+    assert retold.citations[0].path == quote.citations[0].path and quote.citations[0].path.endswith("bees.md")
+    assert answer.text.endswith("告诉同伴食物在哪里[1]。")
+    assert chinese.calls[1][-1].content.endswith(f"Question: {QUESTION}")
+    assert usage.steps[RETELL_STEP].calls == 2  # written, then put back into English
+    shown = [event.sentence for event in events if isinstance(event, SentenceEvent)]
+    assert shown == [notice, quote, retold]
+
+
+def test_an_unsupported_retelling_is_not_shown(app: Application) -> None:
+    chinese = ScriptedGenerator([CARRIED, "蜂群有三千只蜜蜂。", "A colony has three thousand bees."])
+    events = list(engine(app, chinese).stream(QUESTION))
+    answer = next(event.answer for event in events if isinstance(event, DoneEvent))
+    assert answer.sentences[-1].flagged and "三千" not in answer.text
+    assert not any(isinstance(e, SentenceEvent) and "三千" in e.sentence.text for e in events)
+
+
+def test_retelling_off_shows_the_quotes_alone(app: Application) -> None:
+    chinese = ScriptedGenerator([CARRIED])  # a retelling would call it again, and fail
+    answer = engine(app, chinese, retell=False).ask(QUESTION)
+    assert not answer.abstained and len(answer.sentences) == 2
