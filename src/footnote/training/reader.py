@@ -70,7 +70,9 @@ def train_reader(
         "held_out_articles": list(held_out),
         "examples": len(training),
         "pairs": sum(len(e.candidates) for e in training),
-        "params": asdict(params),
+        # The checkpoint it continued from by its name: a path on the training machine says nothing
+        # to anyone else (`make reader` writes it as its first stage).
+        "params": {**asdict(params), "start": Path(params.start).name if params.start else ""},
         "train_seconds": round(seconds, 1),
         "loss_first_tenth": round(sum(losses[:window]) / window, 4),
         "loss_last_tenth": round(sum(losses[-window:]) / window, 4),
