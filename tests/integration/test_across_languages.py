@@ -70,7 +70,6 @@ def test_how_bees_communicate_asked_in_chinese_is_answered_from_honeybees(app: A
     assert answer.usage.steps["carry"].calls == 1
 
 
-
 CHINESE = {
     "大熊猫.txt": "大熊猫是中国特有的熊科动物。大熊猫几乎只吃竹子，每天要花十多个小时进食。\n",
     "龙井茶.txt": "龙井茶是中国著名的绿茶，产于浙江杭州西湖一带，以色绿、香郁、味甘、形美著称。\n",
