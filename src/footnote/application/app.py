@@ -100,11 +100,13 @@ class Application:
         return self._language_vectors
 
     def observe_stores(self, observe: StoreObserver) -> None:
-        """Report every call to the catalog and the vector index to `observe` (metrics)."""
+        """Report every call to the catalog and the vector indexes to `observe` (metrics)."""
         self._store_observer = observe
         self.catalog = timed(self.catalog, "catalog", observe)
         if self._vectors is not None:
             self._vectors = timed(self._vectors, "vectors", observe)
+        if self._language_vectors is not None:
+            self._language_vectors.vectors = timed(self._language_vectors.vectors, "vectors", observe)
 
     @property
     def reranker(self) -> Reranker | None:
