@@ -1,16 +1,16 @@
 """The check of retold sentences across languages: how often it supports a Chinese sentence
-against the English passage it was written from, and how often against a passage it was not.
+against the English passage it was made from, and how often against a passage it was not.
 
 For each docqa-dev question with an evidence sentence, put into Chinese by the model that answers
-Chinese, that model writes the answer in Chinese from the evidence sentence alone
-(`footnote.answer.retell`, as a carried answer is retold). Each written sentence is checked
-against its own evidence (should be supported), against another question's evidence from the
-same document (should not: same words, other facts) and against one from another document (should
-not), each time as the only source, by the round trip that ships: put back into English by the
-same model and checked by the English check (word overlap and MiniLM), its numbers and
-Latin-letter words in the passage or the question. Questions the model left in English are left
-out of the shares (a Chinese speaker asks in Chinese); each share is given overall and for each
-half of the documents (the round trip has nothing chosen on them).
+Chinese, that model puts the evidence sentence into Chinese (`footnote.answer.retell`, as a
+carried answer's first quote is retold). Each Chinese text is checked against its own evidence
+(should be supported), against another question's evidence from the same document (should not:
+same words, other facts) and against one from another document (should not), each time as the
+only source, by the round trip that ships: put back into English by the same model and checked by
+the English check (word overlap and MiniLM), its numbers and Latin-letter words in the passage or
+the question. Questions the model left in English are left out of the shares (a Chinese speaker
+asks in Chinese); each share is given overall and for each half of the documents (the round trip
+has nothing chosen on them).
 
     python benchmarks/retell_check.py ../shared/data/docqa-dev --home /tmp/docqa-home
 """
@@ -142,7 +142,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--home", type=Path, required=True)
-    parser.add_argument("--tag", default="docqa-dev-round-trip")
+    parser.add_argument("--tag", default="docqa-dev-translated")
     args = parser.parse_args()
     save_result("retell_check", args.tag, run(args.dataset, args.home))
 

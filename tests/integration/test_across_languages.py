@@ -11,6 +11,7 @@ import pytest
 from footnote.answer.engine import Answer, DoneEvent
 from footnote.application import Application, create_app
 from footnote.config import Settings
+from footnote.core.cjk import has_cjk
 from footnote.models.base import Embedder
 from footnote.models.e5 import engine_missing_reason
 from tests.store_modes import lasting_settings
@@ -68,6 +69,11 @@ def test_how_bees_communicate_asked_in_chinese_is_answered_from_honeybees(app: A
     quote = answer.citations[0].quote
     assert quote in (SAMPLE / "honeybees.txt").read_text(encoding="utf-8") and quote.isascii()
     assert answer.usage.steps["carry"].calls == 1
+    # Then the best-read quote in Chinese, checked by the round trip, citing the English text.
+    retold = answer.sentences[-1]
+    assert has_cjk(retold.text) and retold.supported and retold.text in answer.text
+    assert Path(retold.citations[0].path).name == "honeybees.txt" and retold.citations[0].quote.isascii()
+    assert answer.usage.steps["retell"].calls == 2
 
 
 CHINESE = {

@@ -75,7 +75,7 @@ class AnswerPolicy:
     # Put such a question into English first, where the model answering its language is there.
     carry_questions: bool = True
     # Retell a carried question's answer in the question's language (`footnote.answer.retell`).
-    retell_answers: bool = False
+    retell_answers: bool = True
     # Gates after generating: withhold an answer whose citations match the question less; quote
     # the best-matching source sentence when nothing the model wrote is supported.
     abstain_below: float = ABSTAIN_BELOW

@@ -1,16 +1,16 @@
 """Retelling a carried answer in the asker's language: a Chinese question answered from English
-passages gets, after the English quotes, a sentence in Chinese written from them by the model
-that answers Chinese, shown only where the check supports it.
+passages gets, after the English quotes, the best-read quote put into Chinese by the model that
+answers Chinese, citing it, shown only where the check supports it.
 
-The check cannot count shared words across languages, so a retold sentence is checked by the
+The check cannot count shared words across languages, so the Chinese text is checked by the
 round trip: put back into English by the same model, it must be supported by the sources under
 the English check every English sentence meets (word overlap and the embedder, against the
-calibrated threshold), and every number and Latin-letter word it holds ("--continue-at",
-"3072", "ProxyJump") must be in the passage it cites or in the question. A sentence that is not
-in the question's language (a copy of the quote) adds nothing and is not shown either. The
-multilingual embedder's cosine was measured as the check first and told a sentence's own passage
-from another of the same document too poorly (`benchmarks/retell_check.py`; docs/benchmarks.md,
-"Answers retold in the asker's language").
+calibrated threshold), every number and Latin-letter word it holds ("--continue-at", "3072",
+"ProxyJump") must be in the passage it cites or in the question, and it must be in the
+question's language (a copy of the quote adds nothing). The model translates a passage far more
+faithfully than it answers from one: asked to answer, its sentences mostly said something else
+than the passage ("Larry Wall是James Clark的作者。"); measured by `benchmarks/retell_check.py`
+(docs/benchmarks.md, "Answers retold in the asker's language").
 """
 
 from __future__ import annotations
@@ -21,21 +21,18 @@ from dataclasses import dataclass, replace
 
 from footnote.answer.citations import AnswerSentence, CitationChecker
 from footnote.core.cjk import has_cjk
-from footnote.core.sentences import split_sentences, strip_markers
+from footnote.core.sentences import strip_markers
 from footnote.models.base import GenerationParams, Generator, Message
 
 CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
-# One or two sentences: what the quotes say, not a second answer.
-RETOLD_PARAMS = GenerationParams(max_tokens=96, temperature=0.0, stop=("\n",))
+# One line: the quote in the question's language.
+RETOLD_PARAMS = GenerationParams(max_tokens=160, temperature=0.0, stop=("\n",))
 BACK_PARAMS = GenerationParams(max_tokens=96, temperature=0.0, stop=("\n",))
 # A number, or a word in Latin letters with what joins it to its parts ("ssh_config", "-C",
 # "--continue-at", "v2.1"): what a retelling must copy, not invent.
 _LITERAL = re.compile(r"-{0,2}[A-Za-z0-9][A-Za-z0-9_.+/=-]*")
 _INSTRUCTION = {
-    "zh": (
-        "用简体中文回答用户的问题，只写一到两句话，只用引用段落里说的内容。命令、选项、文件名和数字"
-        "照原文抄写。不要添加段落里没有的内容。"
-    ),
+    "zh": "把用户给的英文段落翻译成简体中文。命令、选项、文件名、代码和数字照原文保留。只回复译文，一行。",
 }
 _BACK = (
     "Translate the user's sentence into English, word for word. Keep every command, option, file "
@@ -48,13 +45,9 @@ def retells(language: str) -> bool:
     return language in _INSTRUCTION
 
 
-def retell_messages(language: str, question: str, quotes: Sequence[str]) -> list[Message]:
-    """The chat that asks for the answer to `question` in `language` from `quotes`."""
-    passages = "\n".join(f"[{n}] {quote}" for n, quote in enumerate(quotes, start=1))
-    return [
-        Message("system", _INSTRUCTION[language]),
-        Message("user", f"Passages:\n{passages}\n\nQuestion: {question}"),
-    ]
+def retell_messages(language: str, quote: str) -> list[Message]:
+    """The chat that asks for `quote` in `language`."""
+    return [Message("system", _INSTRUCTION[language]), Message("user", quote)]
 
 
 def back_messages(sentence: str) -> list[Message]:
@@ -72,12 +65,15 @@ class Retelling:
     generator: Generator
 
     def sentences(self, quotes: Sequence[AnswerSentence], checker: CitationChecker) -> list[AnswerSentence]:
-        """The sentences the model writes in the asker's language from `quotes`, each checked
-        (`checked`): a supported one cites what supports it; an unsupported one is flagged."""
-        texts = [quote.text.removeprefix("- ") for quote in quotes]
-        reply = self.generator.generate(retell_messages(self.language, self.question, texts), RETOLD_PARAMS)
-        written = [strip_markers(reply[start:end])[0].strip() for start, end in split_sentences(reply)]
-        return [self.checked(text, checker) for text in written if text]
+        """The best-read of `quotes` (the reader's score; the first of equals) put into the asker's
+        language, checked (`checked`): supported, it cites what supports it; unsupported, it is
+        flagged."""
+        if not quotes:
+            return []
+        best = max(quotes, key=lambda quote: quote.score).text.removeprefix("- ")
+        reply = self.generator.generate(retell_messages(self.language, best), RETOLD_PARAMS)
+        text = strip_markers(next((line for line in reply.splitlines() if line.strip()), ""))[0].strip()
+        return [self.checked(text, checker)] if text else []
 
     def checked(self, text: str, checker: CitationChecker) -> AnswerSentence:
         """`text` checked by the round trip: in the asker's language, put back into English and

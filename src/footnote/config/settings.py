@@ -491,14 +491,15 @@ class Settings(BaseSettings):
         "and then searched, read and answered as an English question, after a notice naming it; "
         "false: the multilingual embedder reads the question beside the English sentences",
     )
-    # Off by default: Qwen2.5-Coder-0.5B's retellings are mostly not what the passage says, and the
-    # round trip shows 0.05 of them (benchmarks/retell_check.py, docs/benchmarks.md).
+    # Measured by benchmarks/retell_check.py (docs/benchmarks.md, "Answers retold in the asker's
+    # language"): the round trip supports most of the model's translations and none put beside
+    # another passage.
     retell_answers: bool = Field(
-        False,
-        description="a question carried into English is answered with the English quotes and then, in "
-        "its own language, with sentences the model that answers that language writes from them, each "
-        "shown only where the round trip supports it (put back into English, the English check supports "
-        "it); false: the quotes alone",
+        True,
+        description="a question carried into English is answered with the English quotes and then with "
+        "the best-read quote put into the question's language by the model that answers it, shown only where "
+        "the round trip supports it (put back into English, the English check supports it); false: the "
+        "quotes alone",
     )
     across_language_sources: int = Field(
         10,
