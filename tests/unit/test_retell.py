@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer.citations import CitationChecker
+from footnote.answer.citations import AnswerSentence, CitationChecker
 from footnote.answer.engine import AnswerEngine, AnswerPolicy, SupportModels
 from footnote.answer.policy import EXTRACT_READER
 from footnote.answer.result import DoneEvent, SentenceEvent
@@ -38,6 +38,10 @@ QUOTE = "Use -C - to continue an interrupted transfer where it stopped."
 def test_numbers_and_latin_words_must_be_in_the_quote_or_the_question(sentence: str, held: bool) -> None:
     assert literals_in(sentence, QUOTE) is held
     assert literals_in("用 curl 续传。", f"{QUOTE} curl 怎样续传？")
+
+
+def quote_of(text: str) -> AnswerSentence:
+    return AnswerSentence(text, [], True, [], False, score=1.0)
 
 
 def checker() -> CitationChecker:
@@ -117,3 +121,14 @@ def test_retelling_off_shows_the_quotes_alone(app: Application) -> None:
     chinese = ScriptedGenerator([CARRIED])  # a retelling would call it again, and fail
     answer = engine(app, chinese, retell=False).ask(QUESTION)
     assert not answer.abstained and len(answer.sentences) == 2
+
+
+def test_a_retelling_that_says_the_documents_do_not_answer_is_not_shown() -> None:
+    model = ScriptedGenerator(["The documents do not contain an answer to this question."])
+    retold = Retelling("怎样续传？", "zh", model).checked("文档中没有这个问题的答案。", checker())
+    assert retold.flagged and not retold.citations
+
+
+def test_a_long_quote_is_not_retold() -> None:
+    long_quote = quote_of(" ".join(["word"] * 61) + ".")
+    assert Retelling("怎样续传？", "zh", ScriptedGenerator([])).sentences([long_quote], checker()) == []

@@ -20,13 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from footnote.answer.citations import AnswerSentence, CitationChecker
-from footnote.core.cjk import has_cjk
+from footnote.core.cjk import count_words, has_cjk
 from footnote.core.sentences import strip_markers
 from footnote.models.base import GenerationParams, Generator, Message
 
 CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
-# One line: the quote in the question's language.
-RETOLD_PARAMS = GenerationParams(max_tokens=160, temperature=0.0, stop=("\n",))
+# One line: the quote in the question's language. A quote longer than `MOST_WORDS` is not retold:
+# its translation would take seconds more than the answer.
+RETOLD_PARAMS = GenerationParams(max_tokens=120, temperature=0.0, stop=("\n",))
+MOST_WORDS = 60
 BACK_PARAMS = GenerationParams(max_tokens=96, temperature=0.0, stop=("\n",))
 # A number, or a word in Latin letters with what joins it to its parts ("ssh_config", "-C",
 # "--continue-at", "v2.1"): what a retelling must copy, not invent.
@@ -68,9 +70,9 @@ class Retelling:
         """The best-read of `quotes` (the reader's score; the first of equals) put into the asker's
         language, checked (`checked`): supported, it cites what supports it; unsupported, it is
         flagged."""
-        if not quotes:
+        best = max(quotes, key=lambda quote: quote.score).text.removeprefix("- ") if quotes else ""
+        if not best or count_words(best) > MOST_WORDS:
             return []
-        best = max(quotes, key=lambda quote: quote.score).text.removeprefix("- ")
         reply = self.generator.generate(retell_messages(self.language, best), RETOLD_PARAMS)
         text = strip_markers(next((line for line in reply.splitlines() if line.strip()), ""))[0].strip()
         return [self.checked(text, checker)] if text else []
@@ -85,6 +87,8 @@ class Retelling:
         if not english:
             return unsupported
         back = checker.check(english)
+        if not back.is_claim:  # "the documents do not say", or a question: it retells nothing
+            return unsupported
         cited = " ".join(citation.quote for citation in back.citations)
         if not back.supported or not literals_in(text, f"{cited} {self.question}"):
             return replace(unsupported, score=back.score)
