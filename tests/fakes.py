@@ -6,14 +6,18 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from footnote.answer.judge import SupportJudge
 from footnote.answer.terms import content_terms
 from footnote.application import Application, create_app
 from footnote.config import Settings
+from footnote.ingest.pipeline import Ingestor
 from footnote.models.base import Embedder, GenerationParams, Generator, Message, Vector
 from footnote.models.scoring import Tokenizer
+from footnote.store.sqlite import SqliteCatalog
+from footnote.store.vectors import ChromaVectorIndex
 
 # Words, and each CJK character on its own (CJK text has no spaces between words).
 _UNIGRAM = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]|\w+")
@@ -122,3 +126,22 @@ def bees_and_tides(tmp_path: Path) -> Iterator[Application]:
     application.ingest([folder])
     yield application
     application.close()
+
+
+@dataclass(frozen=True)
+class HashedIndex:
+    """A real SQLite catalog and embedded Chroma index, filled through the real ingestor with the
+    hashing embedder: for tests of retrieval's own logic."""
+
+    catalog: SqliteCatalog
+    vectors: ChromaVectorIndex
+    embedder: HashingEmbedder
+    ingestor: Ingestor
+
+
+def hashed_index(home: Path) -> HashedIndex:
+    """An empty `HashedIndex` under `home`; close its catalog when done."""
+    catalog = SqliteCatalog(home / "catalog.sqlite3")
+    embedder = HashingEmbedder()
+    vectors = ChromaVectorIndex(home / "vectors", embedder.name, embedder.dimension)
+    return HashedIndex(catalog, vectors, embedder, Ingestor(catalog, vectors, embedder))

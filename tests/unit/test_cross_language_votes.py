@@ -10,11 +10,8 @@ import pytest
 
 from footnote.core.document import Block, Document
 from footnote.core.hits import SearchHit
-from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.sqlite import SqliteCatalog
-from footnote.store.vectors import ChromaVectorIndex
-from tests.fakes import HashingEmbedder
+from tests.fakes import hashed_index
 
 ENGLISH = ("/docs/tea.md", "Longjing is a green tea. Its leaves are pan-fired by hand.")
 CHINESE = ("/docs/茶.md", "龙井茶（Longjing）是中国著名的绿茶，产于浙江杭州西湖一带，以色绿、香郁著称。")
@@ -23,20 +20,20 @@ RRF_K = RetrievalParams().rrf_k
 
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRetriever]:
-    home = tmp_path_factory.mktemp("votes")
-    catalog = SqliteCatalog(home / "catalog.sqlite3")
-    embedder = HashingEmbedder()
-    vectors = ChromaVectorIndex(home / "vectors", embedder.name, embedder.dimension)
-    ingestor = Ingestor(catalog, vectors, embedder)
+    index = hashed_index(tmp_path_factory.mktemp("votes"))
     for path, text in (ENGLISH, CHINESE):
-        ingestor.ingest_documents(
-            [Document(path, "markdown", "", text, [Block(text, 0, len(text))])], mtime=1.0
-        )
+        document = Document(path, "markdown", "", text, [Block(text, 0, len(text))])
+        index.ingestor.ingest_documents([document], mtime=1.0)
     # The same vectors stand in for the language embedder's index: what is tested is the votes.
+    embedder, vectors = index.embedder, index.vectors
     yield HybridRetriever(
-        catalog, vectors, embedder, dense_languages=frozenset({"en"}), language_dense=(embedder, vectors)
+        index.catalog,
+        vectors,
+        embedder,
+        dense_languages=frozenset({"en"}),
+        language_dense=(embedder, vectors),
     )
-    catalog.close()
+    index.catalog.close()
 
 
 def chinese_hit(retriever: HybridRetriever, params: RetrievalParams) -> SearchHit:

@@ -9,13 +9,10 @@ import pytest
 
 from footnote.core.document import Block, Document
 from footnote.core.filters import SearchFilter
-from footnote.ingest.pipeline import Ingestor
 from footnote.retrieval.keyword import fts_query
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.retrieval.source_filter import FilteredRetriever, SourceFilter
-from footnote.store.sqlite import SqliteCatalog
-from footnote.store.vectors import ChromaVectorIndex
-from tests.fakes import HashingEmbedder
+from tests.fakes import hashed_index
 
 # Every document is about tides, so an unfiltered search finds them all.
 DOCUMENTS = [
@@ -30,17 +27,13 @@ ALL = {path for path, _, _ in DOCUMENTS}
 
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HybridRetriever]:
-    home = tmp_path_factory.mktemp("filters")
-    catalog = SqliteCatalog(home / "catalog.sqlite3")
-    embedder = HashingEmbedder()
-    vectors = ChromaVectorIndex(home / "vectors", embedder.name, embedder.dimension)
-    ingestor = Ingestor(catalog, vectors, embedder)
+    index = hashed_index(tmp_path_factory.mktemp("filters"))
     for path, kind, mtime in DOCUMENTS:
         text = f"Tides rise and fall twice a day. This note lives at {path}."
         document = Document(path, kind, "Tides", text, [Block(text, 0, len(text))])
-        ingestor.ingest_documents([document], mtime=mtime)
-    yield HybridRetriever(catalog, vectors, embedder)
-    catalog.close()
+        index.ingestor.ingest_documents([document], mtime=mtime)
+    yield HybridRetriever(index.catalog, index.vectors, index.embedder)
+    index.catalog.close()
 
 
 CASES = [
