@@ -397,7 +397,8 @@ class Answering:
         `reader_question`."""
         reader = self.engine.support.reader
         across = self._across(checker.sources)
-        reader_reads = reader is not None and reads(reader.languages, self.language) and across is None
+        question_read = reader is not None and reads(reader.languages, self.language)
+        reader_reads = question_read and across is None
         # Where the reader reads, only its best sentences are embedded before the quote
         # (`with_similarity`); the rest are embedded once the quote is shown, for checking what
         # the model writes.
@@ -433,7 +434,6 @@ class Answering:
         floor = self.engine.policy.reader_floor
         best_read = answered_probability(answered, no_answer) if answered and floor else None
         scored = ScoredSentences(spans, texts, read or scores)
-        question_read = reader is not None and reads(reader.languages, self.language)
         coverage = answerability(question, spans, texts, prose)
         answerable = Answerable(coverage, best_read, similarity, question_read=question_read)
         return passages, answerable, scored

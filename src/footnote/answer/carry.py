@@ -44,13 +44,17 @@ def carry_messages(question: str) -> list[Message]:
     return [*messages, Message("user", question)]
 
 
+def first_line(reply: str) -> str:
+    """The first line of a model's reply that holds anything, stripped."""
+    return next((line.strip() for line in reply.splitlines() if line.strip()), "")
+
+
 def carried_into_english(generator: Generator, question: str) -> str | None:
     """`question` in English as `generator` puts it; None when its reply is not one English
     question: empty, still holding CJK text, not ending with a question mark (a date or a
     statement in its place), or running far longer than the question."""
     reply = generator.generate(carry_messages(question), _PARAMS)
-    line = next((line for line in reply.splitlines() if line.strip()), "")
-    carried = line.strip().strip("\"'“”")
+    carried = first_line(reply).strip("\"'“”")
     if not carried.endswith("?") or has_cjk(carried):
         return None
     if count_words(carried) > MOST_WORDS_PER_WORD * max(count_words(question), 4):

@@ -19,12 +19,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from footnote.answer.carry import first_line
 from footnote.answer.citations import AnswerSentence, CitationChecker
 from footnote.core.cjk import count_words, has_cjk
+from footnote.core.language import CHINESE, JAPANESE, KOREAN
 from footnote.core.sentences import strip_markers
 from footnote.models.base import GenerationParams, Generator, Message
 
-CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+CJK_LANGUAGES = frozenset({CHINESE, JAPANESE, KOREAN})
 # One line: the quote in the question's language. A quote longer than `MOST_WORDS` is not retold:
 # its translation would take seconds more than the answer.
 RETOLD_PARAMS = GenerationParams(max_tokens=120, temperature=0.0, stop=("\n",))
@@ -34,7 +36,7 @@ BACK_PARAMS = GenerationParams(max_tokens=96, temperature=0.0, stop=("\n",))
 # "--continue-at", "v2.1"): what a retelling must copy, not invent.
 _LITERAL = re.compile(r"-{0,2}[A-Za-z0-9][A-Za-z0-9_.+/=-]*")
 _INSTRUCTION = {
-    "zh": "把用户给的英文段落翻译成简体中文。命令、选项、文件名、代码和数字照原文保留。只回复译文，一行。",
+    CHINESE: "把用户给的英文段落翻译成简体中文。命令、选项、文件名、代码和数字照原文保留。只回复译文，一行。",
 }
 _BACK = (
     "Translate the user's sentence into English, word for word. Keep every command, option, file "
@@ -74,7 +76,7 @@ class Retelling:
         if not best or count_words(best) > MOST_WORDS:
             return []
         reply = self.generator.generate(retell_messages(self.language, best), RETOLD_PARAMS)
-        text = strip_markers(next((line for line in reply.splitlines() if line.strip()), ""))[0].strip()
+        text = strip_markers(first_line(reply))[0].strip()
         return [self.checked(text, checker)] if text else []
 
     def checked(self, text: str, checker: CitationChecker) -> AnswerSentence:
@@ -96,8 +98,7 @@ class Retelling:
 
     def in_english(self, text: str) -> str:
         """`text` put back into English by the model: its first line."""
-        reply = self.generator.generate(back_messages(text), BACK_PARAMS)
-        return next((line.strip() for line in reply.splitlines() if line.strip()), "")
+        return first_line(self.generator.generate(back_messages(text), BACK_PARAMS))
 
 
 def literals_in(sentence: str, held: str) -> bool:
