@@ -29,6 +29,16 @@ hybrid for each share of the vote e5's list has on a query MiniLM reads (`rrf_cr
     python benchmarks/retrieval_chinese.py languages ../shared/data/rgb-zh-dev --index-dir /tmp/rgb-e5 \
         --english benchmarks/data/rgb-zh-dev-queries-en.jsonl
 
+`weights` reads the same index and scores hybrid search for each weight of e5's list: on the
+Chinese queries `rrf_language_weight` (its vote against the keyword list on a question MiniLM does
+not read) and, with `--english`, on the same questions asked in English `rrf_cross_language_weight`
+(its vote on a question MiniLM reads). The weight is chosen on half the queries and scored on the
+other half (two folds, queries alternating by id: each rgb-zh-dev question has passages of its own,
+so a split by question is a split by document):
+
+    python benchmarks/retrieval_chinese.py weights ../shared/data/rgb-zh-dev --index-dir /tmp/rgb-e5 \
+        --english benchmarks/data/rgb-zh-dev-queries-en.jsonl
+
 `join` writes one BEIR folder from several (ids prefixed by each folder's name), a mixed-language
 corpus whose queries `footnote eval retrieval` then scores per language:
 
@@ -57,10 +67,11 @@ from footnote.core import cjk
 from footnote.core.document import Chunk
 from footnote.core.span import Span
 from footnote.evaluation.beir import BeirDataset, load_beir
-from footnote.evaluation.metrics import mean_metrics
+from footnote.evaluation.metrics import mean_metrics, ndcg_at
 from footnote.evaluation.retrieval import (
     PATH_PREFIX,
     corpus_documents,
+    document_ranking,
     evaluate_mode,
     evaluation_params,
     run_evaluation,
@@ -77,6 +88,7 @@ UNREAD_WEIGHTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
 CROSS_WEIGHTS = (0.0, 0.25, 0.5, 1.0)
 # The keyword list's share of its vote on chunks its question's embedder does not read, when e5 crosses.
 KEYWORD_SHARES = (0.0, 0.25, 0.5)
+LANGUAGE_WEIGHTS = (0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 
 
 def _pairs(run: str) -> list[str]:
@@ -234,6 +246,59 @@ def measure_languages(dataset: BeirDataset, index_dir: Path, english: Path | Non
     return figures
 
 
+def measure_weights(dataset: BeirDataset, index_dir: Path, english: Path | None) -> dict[str, Any]:
+    """Hybrid nDCG@10 for each weight of e5's list, per query set, with the weight chosen by folds."""
+    app = create_app(Settings(home=index_dir))
+    try:
+        app.keep_keyword_index(wait=True)
+        retriever, base = app.retriever(), app.retrieval_params(10)
+        sets = {"chinese": (dataset, "language_weight")}
+        if english is not None:
+            sets["english"] = (_english_queries(dataset, english), "cross_language_weight")
+        figures: dict[str, Any] = {"part": "weights", "weights": list(LANGUAGE_WEIGHTS)}
+        for name, (asked, field) in sets.items():
+            per_query = {}
+            for weight in LANGUAGE_WEIGHTS:
+                params = evaluation_params(replace(base, **{field: weight}), "hybrid")
+                run = {q: document_ranking(retriever, text, params)[:100] for q, text in asked.queries.items()}
+                per_query[weight] = {q: ndcg_at(run[q], asked.qrels[q], 10) for q in run}
+                mean = _mean(per_query[weight].values())
+                print(f"{name:8} {field} {weight:<5} nDCG@10 {mean:.4f}", flush=True)
+            figures[name] = {
+                "weighs": field,
+                "queries": len(asked.queries),
+                "ndcg_at_10": {str(w): round(_mean(per_query[w].values()), 4) for w in LANGUAGE_WEIGHTS},
+                "folds": _folds(per_query),
+            }
+            print(f"{name:8} folds {figures[name]['folds']}", flush=True)
+    finally:
+        app.close()
+    return figures
+
+
+def _folds(per_query: dict[float, dict[str, float]]) -> list[dict[str, Any]]:
+    """Two folds of the queries (alternating by id): the weight best on one, scored on the other."""
+    ids = sorted(next(iter(per_query.values())), key=lambda q: (len(q), q))
+    halves = [ids[0::2], ids[1::2]]
+    folds = []
+    for tuned, held in (halves, halves[::-1]):
+        best = max(per_query, key=lambda w: (_mean(per_query[w][q] for q in tuned), -abs(w - 1.0)))
+        folds.append(
+            {
+                "chosen": best,
+                "in_sample": round(_mean(per_query[best][q] for q in tuned), 4),
+                "held_out": round(_mean(per_query[best][q] for q in held), 4),
+                "held_out_at_1": round(_mean(per_query[1.0][q] for q in held), 4),
+            }
+        )
+    return folds
+
+
+def _mean(values: Any) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
+
+
 def _scored(
     retriever: HybridRetriever, dataset: BeirDataset, base: RetrievalParams, mode: str, label: str
 ) -> dict[str, Any]:
@@ -304,13 +369,13 @@ def join_sets(folders: list[Path], out: Path, split: str = "test") -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("part", choices=("terms", "fusion", "languages", "join"))
+    parser.add_argument("part", choices=("terms", "fusion", "languages", "weights", "join"))
     parser.add_argument("dataset", type=Path, nargs="+", help="one BEIR folder (join: several)")
     parser.add_argument("--out", type=Path, help="join: the folder to write")
     parser.add_argument(
-        "--index-dir", type=Path, help="fusion, languages: the index `footnote eval retrieval` built"
+        "--index-dir", type=Path, help="fusion, languages, weights: the index `footnote eval retrieval` built"
     )
-    parser.add_argument("--english", type=Path, help="languages: English texts of some of the queries")
+    parser.add_argument("--english", type=Path, help="languages, weights: English texts of some of the queries")
     parser.add_argument("--tag", default="", help="added to the result file's name")
     args = parser.parse_args()
     if args.part == "join":
@@ -326,6 +391,8 @@ def main() -> None:
         parser.error(f"{args.part} needs --index-dir")
     elif args.part == "languages":
         figures = measure_languages(dataset, args.index_dir, args.english)
+    elif args.part == "weights":
+        figures = measure_weights(dataset, args.index_dir, args.english)
     else:
         figures = measure_fusion(dataset, args.index_dir)
     figures = {"dataset": dataset.name, "queries": len(dataset.queries), **figures, "machine": machine()}

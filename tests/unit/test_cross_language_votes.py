@@ -61,3 +61,17 @@ def test_the_english_passage_keeps_every_vote(retriever: HybridRetriever) -> Non
     english = next(hit for hit in hits if hit.path == ENGLISH[0])
     assert english.keyword_rank is not None and hits[0].path == ENGLISH[0]
     assert english.score > 1.0 / (RRF_K + english.keyword_rank)
+
+
+def test_the_language_list_weighs_its_own_question_by_the_language_weight(retriever: HybridRetriever) -> None:
+    """A Chinese question, which the first embedder does not read: the language embedder's list
+    votes with `language_weight` against the keyword list's one."""
+    asked = "龙井茶 绿茶"
+    plain = {hit.path: hit for hit in retriever.search(asked, RetrievalParams(limit=5))}[CHINESE[0]]
+    weighed = {
+        hit.path: hit for hit in retriever.search(asked, RetrievalParams(limit=5, language_weight=2.0))
+    }[CHINESE[0]]
+    assert plain.dense_rank is not None and plain.keyword_rank is not None
+    keyword_vote = 1.0 / (RRF_K + plain.keyword_rank)
+    assert plain.score == pytest.approx(keyword_vote + 1.0 / (RRF_K + plain.dense_rank))
+    assert weighed.score == pytest.approx(keyword_vote + 2.0 / (RRF_K + weighed.dense_rank))

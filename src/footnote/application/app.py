@@ -201,6 +201,7 @@ class Application:
             unread_weight=s.rrf_unread_weight,
             cross_language_weight=s.rrf_cross_language_weight,
             cross_language_keyword_weight=s.rrf_cross_language_keyword_weight,
+            language_weight=s.rrf_language_weight,
             signals=signal_weights(s.rrf_signal_weights),
             rerank_candidates=s.rerank_candidates if s.rerank != "none" else 0,
             expansion=s.query_expansion,

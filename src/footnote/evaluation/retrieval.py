@@ -208,6 +208,7 @@ def _settings(s: Settings, retriever: HybridRetriever, base: RetrievalParams) ->
         # The embedder of the chunks and queries the embedder does not read (none: keywords alone).
         "language_embedder": retriever.language_dense[0].identity if retriever.language_dense else "none",
         "rrf_cross_language_weight": s.rrf_cross_language_weight,
+        "rrf_language_weight": s.rrf_language_weight,
         "rrf_cross_language_keyword_weight": s.rrf_cross_language_keyword_weight,
         "bm25_column_weights": list(BM25_COLUMN_WEIGHTS),
         "candidate_chunks": evaluation_params(base, "hybrid").keyword_candidates,

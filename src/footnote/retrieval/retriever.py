@@ -48,6 +48,9 @@ class RetrievalParams:
     # languages (`cross_language_weight` > 0), on chunks in a language the first embedder does not
     # read: an English question's words rarely name what a Chinese passage says.
     cross_language_keyword_weight: float = 1.0
+    # The language embedder's list's vote on a query the first embedder does not read (a Chinese
+    # question): it reads the question, where the keyword list matches its words alone.
+    language_weight: float = 1.0
     # (name, weight) of each registered signal fused beside the keyword and dense lists.
     signals: tuple[tuple[str, float], ...] = ()
     filters: SearchFilter | None = None  # applied inside both retrievers
@@ -164,11 +167,12 @@ class HybridRetriever:
         return params.unread_weight > 0 or reads(self.dense_languages, language)
 
     def _language_share(self, params: RetrievalParams, language: str) -> float:
-        """The vote of the language embedder's list on a query in `language`: full where the first
-        embedder does not read it, `cross_language_weight` where it does; 0 leaves it unsearched."""
+        """The vote of the language embedder's list on a query in `language`: `language_weight`
+        where the first embedder does not read it, `cross_language_weight` where it does; 0 leaves
+        it unsearched."""
         if self.language_dense is None or params.mode == "keyword":
             return 0.0
-        return params.cross_language_weight if reads(self.dense_languages, language) else 1.0
+        return params.cross_language_weight if reads(self.dense_languages, language) else params.language_weight
 
     def _language_query(self, query: str, share: float) -> Vector | None:
         """The query's vector by the language embedder, when its list has a vote and chunks."""
