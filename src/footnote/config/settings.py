@@ -20,7 +20,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from footnote.config.answers import AnswerSettings
 from footnote.config.backends import BackendSettings
+from footnote.config.retrieval import RetrievalSettings
+from footnote.config.server import ServerSettings
 
 
 def default_home() -> Path:
@@ -36,8 +39,9 @@ def _config_file() -> Path:
     return (Path(home).expanduser() if home else default_home()) / "footnote.toml"
 
 
-class Settings(BaseSettings):
-    """Every knob footnote has. Bad values fail at start-up, not mid-answer."""
+class Settings(ServerSettings, RetrievalSettings, AnswerSettings, BaseSettings):
+    """Every knob footnote has. Bad values fail at start-up, not mid-answer. The server's, retrieval's
+    and answering's own fields live in `config.server`, `config.retrieval` and `config.answers`."""
 
     model_config = SettingsConfigDict(env_prefix="FOOTNOTE_", extra="forbid", validate_default=True)
 
@@ -236,118 +240,12 @@ class Settings(BaseSettings):
     def public_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
-    # --- the HTTP server (`footnote serve`) ------------------------------------------------
-    host: str = Field("127.0.0.1", min_length=1, description="address to bind; non-loopback needs api_keys")
-    port: int = Field(8080, ge=1, le=65535)
-    # Secrets: shown as ********** in dumps and logs. FOOTNOTE_API_KEYS takes a comma-separated list.
-    api_keys: Annotated[list[SecretStr], NoDecode] = Field(
-        default_factory=list, description="bearer keys; when set, every API route requires one"
-    )
-    max_body_bytes: int = Field(1 << 20, ge=1024, description="largest JSON request body")
-    max_upload_bytes: int = Field(50 << 20, ge=1024, description="largest uploaded document")
-    max_concurrency: int = Field(1, ge=1, le=64, description="answers generated at once")
-    max_queue: int = Field(8, ge=0, le=10_000, description="answers waiting for a slot before 429")
-    max_work_concurrency: int = Field(4, ge=1, le=64, description="searches, embeddings, ingests at once")
-    max_tokens_cap: int = Field(512, ge=16, description="most tokens one request may ask an answer to use")
-    request_timeout: float = Field(300.0, gt=0, le=3600, description="seconds a request may wait and run")
-    # Latency objectives, seconds from arrival to the answer's end, by request class: a request is
-    # admitted only when its estimated wait plus one service time fits (server/admission.py).
-    latency_objective_interactive: float = Field(
-        2.0, gt=0, le=3600, description="seconds an interactive answer (the web page's) may take"
-    )
-    latency_objective_api: float = Field(2.0, gt=0, le=3600, description="seconds an API answer may take")
-    latency_objective_batch: float = Field(
-        120.0, gt=0, le=3600, description="seconds a batch answer may take (X-Footnote-Class: batch)"
-    )
-    preload_models: bool = Field(True, description="load the models when the server starts")
-
     @field_validator("embedder_languages", "llm_languages", mode="before")
     @classmethod
     def _split_languages(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [code.strip().lower() for code in value.split(",") if code.strip()]
         return value
-
-    @field_validator("rrf_signal_weights", mode="after")
-    @classmethod
-    def _signal_weights_in_range(cls, weights: dict[str, float]) -> dict[str, float]:
-        for name, weight in weights.items():
-            if not 0.0 <= weight <= 10.0:
-                raise ValueError(f"the weight of signal '{name}' is {weight}; use a number from 0 to 10")
-        return weights
-
-    @field_validator("api_keys", mode="before")
-    @classmethod
-    def _split_api_keys(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [key.strip() for key in value.split(",") if key.strip()]
-        return value
-
-    @field_validator("api_keys", mode="after")
-    @classmethod
-    def _strong_api_keys(cls, keys: list[SecretStr]) -> list[SecretStr]:
-        for position, key in enumerate(keys, start=1):
-            secret = key.get_secret_value()
-            if len(secret) < 16 or any(ch.isspace() for ch in secret):
-                raise ValueError(
-                    f"API key #{position} is too weak: use 16 or more characters without spaces "
-                    "(for example the output of `openssl rand -hex 32`)"
-                )
-        return keys
-
-    # --- retrieval tuning (measured with `footnote eval retrieval`) --------------------------
-    rrf_keyword_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the keyword list in RRF")
-    rrf_dense_weight: float = Field(1.0, ge=0.0, le=10.0, description="weight of the dense list in RRF")
-    rrf_unread_weight: float = Field(
-        0.0,
-        ge=0.0,
-        le=1.0,
-        description="share of its vote the dense list keeps on queries and chunks in a language the "
-        "embedder does not read (chosen by benchmarks/retrieval_chinese.py)",
-    )
-    # Chosen by benchmarks/retrieval_chinese.py weights on rgb-zh-dev's Chinese questions: 0.7971
-    # at 1, 0.8059 at 2; by two folds of the questions the weights 2.5 and 1.75, held out 0.8024
-    # (retrieval_chinese-weights-rgb-zh-dev-*.json).
-    rrf_language_weight: float = Field(
-        2.0,
-        ge=0.0,
-        le=10.0,
-        description="weight in RRF of the language embedder's dense list (the chunks the first embedder "
-        "does not read) on a question in a language the first embedder does not read "
-        "(chosen by benchmarks/retrieval_chinese.py weights)",
-    )
-    # Chosen by benchmarks/retrieval_chinese.py weights, the 40 rgb-zh-dev questions asked in English
-    # over the Chinese passages (0.3768 at 1, 0.4332 at 1.25, 0.4784 at 2.5), held against the English
-    # questions of a corpus in both languages (SciFact + rgb-zh-dev in one index: 0.7214 at 1, 0.7188
-    # at 1.25, 0.7091 at 1.5): the largest weight that costs those under 0.005.
-    rrf_cross_language_weight: float = Field(
-        1.25,
-        ge=0.0,
-        le=10.0,
-        description="weight in RRF of the language embedder's dense list on a query in a language the "
-        "first embedder reads (an English question over Chinese chunks); 0: not searched "
-        "(chosen by benchmarks/retrieval_chinese.py weights)",
-    )
-    rrf_cross_language_keyword_weight: float = Field(
-        0.0,
-        ge=0.0,
-        le=1.0,
-        description="share of its vote the keyword list keeps, on a question the language embedder's "
-        "list crosses to, on chunks in a language the first embedder does not read "
-        "(chosen by benchmarks/retrieval_chinese.py languages)",
-    )
-    rrf_signal_weights: dict[str, float] = Field(
-        default_factory=dict,
-        description="weight in RRF of each retrieval signal registered in footnote.retrieval.signals, "
-        'as JSON (for example {"title": 0.5}); a signal without one is not computed',
-    )
-    query_expansion: float = Field(
-        0.0,
-        ge=0.0,
-        lt=1.0,
-        description="pseudo-relevance feedback: how far the dense query moves towards its best hits "
-        "before a second dense search (0: off; measured with `footnote eval retrieval`)",
-    )
 
     # --- perplexity scoring over HTTP (`/v1/completions` echo, `/v1/perplexity`) --------------
     score_context_tokens: int = Field(
@@ -372,191 +270,4 @@ class Settings(BaseSettings):
     # Empty: the embedded model answers alone. FOOTNOTE_BACKENDS takes a JSON list; TOML [[backends]].
     backends: list[BackendSettings] = Field(
         default_factory=list, description="generation pools, tried in order; empty: the embedded model"
-    )
-    # --- answer cache (near-duplicate questions) ---------------------------------------------
-    answer_cache_size: int = Field(0, ge=0, le=1_000_000, description="answers kept; 0 turns the cache off")
-    answer_cache_ttl: float = Field(600.0, gt=0, description="seconds a cached answer stays valid")
-    answer_cache_threshold: float = Field(
-        0.9, gt=0.0, le=1.0, description="cosine similarity above which two questions are one"
-    )
-    # --- second-stage reranking (off by default: measured with `footnote eval retrieval`) ------
-    rerank: Literal["none", "cross-encoder", "llm"] = Field(
-        "none", description="rescore the best fused candidates: a cross-encoder, or the LLM's P(Yes)"
-    )
-    rerank_model: str | None = Field(
-        None, description="cross-encoder folder or cached model id; for llm, a GGUF (default: llm)"
-    )
-    rerank_candidates: int = Field(20, ge=1, le=200, description="fused candidates the reranker rescores")
-    # --- support judge (off by default: no bundled model; see `footnote eval answers`) ---------
-    judge: str | None = Field(
-        None,
-        description="a model that re-checks each citation: a CrossEncoder folder or cached id (NLI or "
-        "one-score), or llm:<model> for an LLM's P(Yes); empty: word overlap and embeddings alone",
-    )
-    judge_threshold: float = Field(
-        0.5, ge=0.0, le=1.0, description="support probability a judged citation needs to be kept"
-    )
-    # The older names of the two above, still read so that existing configurations keep working;
-    # where both are given, the new name wins.
-    verify_model: str | None = Field(None, description="the older name of judge")
-    verify_threshold: float | None = Field(
-        None, ge=0.0, le=1.0, description="the older name of judge_threshold"
-    )
-    # --- abstention (thresholds chosen with `footnote eval answers --calibrate`) ---------------
-    abstain_below: float = Field(
-        0.0, ge=0.0, le=1.0, description="withhold answers whose cited spans match the question less; 0: off"
-    )
-    # Chosen with `footnote eval answers --run reading --run unrelated --calibrate` on RGB en_fact
-    # (each question also given another question's passages): 0.2699 on the even-position half;
-    # on the odd half it abstained on 1.00 of unrelated questions and 0.04 of answerable ones.
-    relevance_floor: float = Field(
-        0.27,
-        ge=0.0,
-        le=1.0,
-        description="where the sentence reader does not decide declining (off, or not reading the "
-        "question's language), below this match between the question and the best source span the "
-        "sources are taken as unrelated: no answer is generated and the nearest sources are shown; 0: off",
-    )
-    history_turns: int = Field(
-        3,
-        ge=0,
-        le=20,
-        description="earlier turns of a conversation shown to the model (oldest dropped first)",
-    )
-    broad_answers: bool = Field(
-        True,
-        description="a question that needs several passages (a summary, a procedure, a list, a "
-        "comparison: the shape model reads it from the question) is answered with those passages, "
-        "each quoted in its document's order; off: every question gets the single-fact answer",
-    )
-    # 140 keeps broad-dev's answers near 150 words at the median; longer budgets find more of its
-    # key points (docs/benchmarks.md, "Broad questions").
-    point_words: int = Field(
-        140,
-        ge=20,
-        le=2000,
-        description="the most words of the points a broad answer quotes (a CJK character counts as one)",
-    )
-    answer_shape: str = Field(
-        "footnote",
-        description="the shape model that tells broad questions: footnote (the one shipped in the "
-        "repository, hash-checked) or a file written by `footnote train shape --out FILE`",
-    )
-    reader: Literal["evidence", "extract", "sources"] = Field(
-        "evidence",
-        description="evidence: the best evidence passage of the sources is shown first, verbatim, and the "
-        "model, reading only the few selected passages, adds its answer, checked; extract: that passage "
-        "alone, nothing generated; sources: the model reads the whole retrieved chunks (for large models)",
-    )
-    # On by default: read with the blend, it puts the answer in the quoted passage more often on
-    # technical documents and on Wikipedia alike (docs/benchmarks.md, "The sentence reader").
-    sentence_reader: str = Field(
-        "footnote",
-        description="the model that reads the best sentences of the retrieved chunks and joins the choice "
-        "of the quoted passage: footnote (the reader shipped in the repository, hash-checked), a folder "
-        "written by `footnote train reader --out FOLDER`, or off (the hand-weighted blend alone)",
-    )
-    # Chosen on docqa-dev for the bundled reader's answer head (per fold by document 0.095 to 0.10:
-    # declines 0.75 of the unanswerable questions at 0.11 false, where the evidence floor declines
-    # 0.50; benchmarks/results/reader_blend-docqa-dev-reader-b-20261205-105223.json, and the same
-    # floor on squad2-dev in decline_floor-reader-answer-head-20261205-110619.json).
-    reader_floor: float = Field(
-        0.10,
-        ge=0.0,
-        le=1.0,
-        description="with the sentence reader on, below this answerability (the reader's probability that "
-        "its sentences answer, against its no-answer candidate when it was trained with one, times the "
-        "evidence floor's coverage) the documents are taken not to answer, in place of the evidence "
-        "floor: footnote says so and shows the nearest sources; 0: the evidence floor decides",
-    )
-    # Chosen by benchmarks/across_languages.py: broad-dev's Chinese questions over the English
-    # docqa-dev documents against 60 of rgb-zh-dev's Chinese questions over the same documents
-    # (in sample none of the first declined, 0.98 of the second; by two folds by document 0.17
-    # and 0.90 reading 10 chunks, 0.17 and 0.97 reading 5:
-    # across_languages-zh-over-docqa-dev-20261206-233133.json).
-    across_language_floor: float = Field(
-        0.855,
-        ge=0.0,
-        le=1.0,
-        description="for a question in a language the sentence reader does not read, read beside "
-        "the sources by the multilingual embedder (FOOTNOTE_LANGUAGE_EMBEDDER): below this "
-        "similarity of its best sentence the documents are taken not to answer, in place of the "
-        "evidence and relevance floors; 0: off (the multilingual embedder does not read, and those "
-        "floors decide as for any question)",
-    )
-    # Chosen by benchmarks/english_over_chinese.py: rgb-zh-dev's questions in English over its
-    # Chinese passages against docqa-dev's questions over them (in sample 0.08 false declines and
-    # 0.40 of the second declined, by two folds 0.08 and 0.30:
-    # english_over_chinese-rgb-zh-dev-20261207-074952.json).
-    foreign_sources_floor: float = Field(
-        0.79,
-        ge=0.0,
-        le=1.0,
-        description="for a question the sentence reader reads whose sources are mostly in a language it "
-        "does not (an English question over Chinese documents), read beside them by the multilingual "
-        "embedder: below this similarity of its best sentence the documents are taken not to answer",
-    )
-    # Chosen by benchmarks/across_languages.py: broad-dev's Chinese questions hold enough key
-    # points in the first 5 retrieved chunks 0.50 of the time, in the first 10 0.75; key-point
-    # recall 0.39 and 0.43 (across_languages-zh-over-docqa-dev-20261206-233133.json).
-    carry_questions: bool = Field(
-        True,
-        description="a question in a language the sentence reader does not read, over sources mostly in "
-        "English, is put into English by the model that answers its language (FOOTNOTE_LANGUAGE_LLM) "
-        "and then searched, read and answered as an English question, after a notice naming it; "
-        "false: the multilingual embedder reads the question beside the English sentences",
-    )
-    # Measured by benchmarks/retell_check.py (docs/benchmarks.md, "Answers retold in the asker's
-    # language"): the round trip supports most of the model's translations and none put beside
-    # another passage.
-    retell_answers: bool = Field(
-        True,
-        description="a question carried into English is answered with the English quotes and then with "
-        "the best-read quote put into the question's language by the model that answers it, shown only where "
-        "the round trip supports it (put back into English, the English check supports it); false: the "
-        "quotes alone",
-    )
-    across_language_sources: int = Field(
-        10,
-        ge=0,
-        le=100,
-        description="sources retrieved for a question the multilingual embedder reads in the sentence "
-        "reader's place (in another language than most documents): the answer's passage is less often "
-        "among the first few when the question's words cannot meet the documents'; 0: top_k",
-    )
-    evidence_tokens: int = Field(
-        220, ge=32, le=4096, description="most tokens of selected evidence the evidence reader is shown"
-    )
-    # Chosen on docqa-dev (benchmarks/reading_docqa.py, extract reader with both gates off): with
-    # the relevance floor at 0.27 it declines 0.40 of the unanswerable questions and 0.087 of the
-    # answerable ones; 0.34, chosen on half the questions for at most 10% false abstention, gave
-    # 0.30 and 0.125 on the other half.
-    evidence_floor: float = Field(
-        0.2,
-        ge=0.0,
-        le=1.0,
-        description="below this answerability (the best share of the question's terms covered by a "
-        "source sentence holding the kind of token asked for) the documents are taken not to answer: "
-        "footnote says so and shows the nearest sources; 0: off",
-    )
-    # On docqa-dev it declines 1 of the 20 unanswerable questions (u19: "APNG") and none of the
-    # 80 answerable ones (benchmarks/evidence_model.py).
-    decline_unknown_names: bool = Field(
-        True,
-        description="decline a question that names a word no document holds (an identifier, an option, or "
-        "in English an all-capital or mixed-case word): footnote says the documents lack it and shows "
-        "the nearest sources",
-    )
-    quote_above: float = Field(
-        0.0,
-        ge=0.0,
-        le=1.0,
-        description="when nothing the model wrote is supported, quote the best-matching source sentence "
-        "only if it matches the question at least this well; otherwise say the documents lack the answer",
-    )
-    # --- related questions (one more generation after each answer) ----------------------------
-    related_questions: bool = Field(
-        False,
-        description="suggest follow-up questions grounded in the sources after every answer "
-        "(a request asks for them with return_related_questions or `ask --related`)",
     )
