@@ -33,7 +33,7 @@ from footnote.application import create_app
 from footnote.bench.amx import corpus_arguments
 from footnote.config import Settings
 from footnote.models.cpu import machine
-from footnote.models.onnx_embedder import embedder_session
+from footnote.models.onnx_export import embedder_session
 from footnote.models.registry import resolve_embedder
 
 RESULTS = Path(__file__).resolve().parent / "results"

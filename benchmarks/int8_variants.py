@@ -7,7 +7,7 @@ first N SciFact abstracts cut at 200 tokens (an ingest chunk's size), in one run
   (what footnote ships), one scale per matrix, and uint8 weights; the shipped recipe on a graph
   whose biases and GELUs are fused (BiasGelu, which the export leaves apart); and the shipped
   copy (and the float graph) with ONNX Runtime left to fuse each residual addition with its layer
-  norm, which footnote's sessions keep apart (`models.onnx_embedder.KEPT_APART`); each with its
+  norm, which footnote's sessions keep apart (`models.onnx_export.KEPT_APART`); each with its
   lowest cosine to the float graph's vectors;
 - times the shipped int8 copy with batches limited to 200 to 8,192 padded positions
   (`models.base.padded_batches`; footnote uses 512);
@@ -39,7 +39,7 @@ from footnote.bench.amx import corpus_arguments
 from footnote.config import Settings
 from footnote.models.base import padded_batches
 from footnote.models.cpu import machine
-from footnote.models.onnx_embedder import KEPT_APART, exported_model
+from footnote.models.onnx_export import KEPT_APART, exported_model
 from footnote.models.onnx_int8 import quantized_model
 from footnote.models.registry import resolve_embedder
 

@@ -260,7 +260,9 @@ def measure_weights(dataset: BeirDataset, index_dir: Path, english: Path | None)
             per_query = {}
             for weight in LANGUAGE_WEIGHTS:
                 params = evaluation_params(replace(base, **{field: weight}), "hybrid")
-                run = {q: document_ranking(retriever, text, params)[:100] for q, text in asked.queries.items()}
+                run = {
+                    q: document_ranking(retriever, text, params)[:100] for q, text in asked.queries.items()
+                }
                 per_query[weight] = {q: ndcg_at(run[q], asked.qrels[q], 10) for q in run}
                 mean = _mean(per_query[weight].values())
                 print(f"{name:8} {field} {weight:<5} nDCG@10 {mean:.4f}", flush=True)
@@ -375,7 +377,9 @@ def main() -> None:
     parser.add_argument(
         "--index-dir", type=Path, help="fusion, languages, weights: the index `footnote eval retrieval` built"
     )
-    parser.add_argument("--english", type=Path, help="languages, weights: English texts of some of the queries")
+    parser.add_argument(
+        "--english", type=Path, help="languages, weights: English texts of some of the queries"
+    )
     parser.add_argument("--tag", default="", help="added to the result file's name")
     args = parser.parse_args()
     if args.part == "join":

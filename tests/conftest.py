@@ -98,7 +98,8 @@ def settings(tmp_path: Path) -> Settings:
 def real_embedder(shared_model_dir: Path) -> Embedder:
     """The bundled MiniLM exported once and embedding through ONNX Runtime in float
     (FOOTNOTE_EMBED_PRECISION=fp32), whose vectors do not depend on their batch-mates."""
-    from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
+    from footnote.models.onnx_embedder import OnnxEmbedder
+    from footnote.models.onnx_export import exported_model
     from footnote.models.registry import resolve_embedder
 
     model = exported_model(Path(resolve_embedder("minilm-l6")), shared_model_dir, "minilm-l6")

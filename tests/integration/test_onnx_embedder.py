@@ -14,10 +14,11 @@ import pytest
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.errors import ModelError
-from footnote.models import onnx_embedder
+from footnote.models import onnx_export
 from footnote.models.base import Embedder
 from footnote.models.embedders import SentenceTransformerEmbedder
-from footnote.models.onnx_embedder import OnnxEmbedder, exported_model
+from footnote.models.onnx_embedder import OnnxEmbedder
+from footnote.models.onnx_export import exported_model
 from footnote.models.registry import resolve_embedder
 
 TEXTS = [
@@ -89,7 +90,7 @@ def test_a_fused_graph_that_strays_from_torch_is_not_kept(
         onnx.save(model, str(target))
         return {"Attention": 6}
 
-    monkeypatch.setattr(onnx_embedder, "_fuse", stray)
+    monkeypatch.setattr(onnx_export, "fuse_graph", stray)
     source = Path(resolve_embedder("minilm-l6"))
     model = exported_model(source, tmp_path, "minilm-l6")
     assert json.loads((model.folder / "export.json").read_text())["fused"] == {}

@@ -16,7 +16,8 @@ from footnote.errors import ModelError
 from footnote.models import onnx_int8
 from footnote.models.base import Embedder
 from footnote.models.embedders import SentenceTransformerEmbedder
-from footnote.models.onnx_embedder import MANIFEST, ExportedModel, OnnxEmbedder, exported_model, load_manifest
+from footnote.models.onnx_embedder import OnnxEmbedder
+from footnote.models.onnx_export import MANIFEST, ExportedModel, exported_model, load_manifest
 from footnote.models.onnx_int8 import INT8_FOLDER, quantized_model
 from footnote.models.registry import resolve_embedder
 

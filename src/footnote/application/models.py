@@ -27,7 +27,7 @@ from footnote.retrieval.rerank import Reranker, open_reranker
 from footnote.store.vector_stores import recorded_runtime, recorded_vector_embedding
 
 if TYPE_CHECKING:
-    from footnote.models.onnx_embedder import ExportedModel
+    from footnote.models.onnx_export import ExportedModel
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class Models:
     def _onnx_export(self, location: str, verify: bool = True, int8: bool = False) -> ExportedModel:
         """The checked ONNX export of the local model (its int8 copy with `int8`)."""
         s = self.settings
-        from footnote.models.onnx_embedder import exported_model
+        from footnote.models.onnx_export import exported_model
         from footnote.models.onnx_int8 import quantized_model
 
         try:

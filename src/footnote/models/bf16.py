@@ -21,12 +21,8 @@ import numpy as np
 
 from footnote.errors import ModelError
 from footnote.models.base import Vector, precision_name
-from footnote.models.onnx_embedder import (
-    PROBES,
-    ExportedModel,
-    OnnxEmbedder,
-    load_torch_encoder,
-)
+from footnote.models.onnx_embedder import OnnxEmbedder
+from footnote.models.onnx_export import PROBES, ExportedModel, load_torch_encoder
 
 # bf16 keeps 8 bits of mantissa; the products accumulate in float, so MiniLM's bf16 vectors stay
 # within 3e-5 in cosine of the float ones on SciFact abstracts and the probes. A model that

@@ -28,15 +28,15 @@ from footnote.errors import ModelError
 from footnote.models.base import BATCH_POSITIONS, Embedder, RecentVectors, Vector, padded_batches
 from footnote.models.e5 import clean_text
 from footnote.models.e5_file import E5Tokenizer, E5Weights, read_e5_weights
-from footnote.models.onnx_embedder import (
+from footnote.models.onnx_export import (
     MANIFEST,
     MIN_PROBE_COSINE,
     PROBES,
     ExportedModel,
-    _fuse,
-    _pooled_encoder,
     embedder_session,
+    fuse_graph,
     made_once,
+    pooled_encoder,
     traced_graph,
 )
 from footnote.models.registry import REGISTRY, package_root, resolve_registered, verify_file
@@ -105,9 +105,9 @@ def export_e5(source: Path, target: Path) -> dict[str, Any]:
 
     weights = read_e5_weights(source)
     encoder = encoder_from(weights)
-    graph = _pooled_encoder(encoder, token_types=False).eval()
+    graph = pooled_encoder(encoder, token_types=False).eval()
     traced = traced_graph(graph, target, token_types=False)
-    fused = _fuse(traced, target / "model.onnx", encoder.config)
+    fused = fuse_graph(traced, target / "model.onnx", encoder.config)
     if fused:
         traced.unlink()
     else:

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from footnote.errors import ModelError
-from footnote.models.onnx_embedder import MANIFEST, PROBES, ExportedModel, OnnxEmbedder, made_once
+from footnote.models.onnx_embedder import OnnxEmbedder
+from footnote.models.onnx_export import MANIFEST, PROBES, ExportedModel, made_once
 from footnote.models.registry import verify_file
 
 log = logging.getLogger(__name__)

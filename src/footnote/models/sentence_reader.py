@@ -161,7 +161,7 @@ class OnnxSentenceReader(SentenceReader):
     def __init__(self, files: ReaderFiles, threads: int = 0, name: str = "footnote-reader") -> None:
         from tokenizers import Tokenizer
 
-        from footnote.models.onnx_embedder import onnx_session
+        from footnote.models.onnx_export import onnx_session
 
         self.name = name
         try:

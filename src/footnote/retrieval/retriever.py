@@ -172,7 +172,9 @@ class HybridRetriever:
         it unsearched."""
         if self.language_dense is None or params.mode == "keyword":
             return 0.0
-        return params.cross_language_weight if reads(self.dense_languages, language) else params.language_weight
+        return (
+            params.cross_language_weight if reads(self.dense_languages, language) else params.language_weight
+        )
 
     def _language_query(self, query: str, share: float) -> Vector | None:
         """The query's vector by the language embedder, when its list has a vote and chunks."""
