@@ -17,7 +17,7 @@ from footnote.config import Settings
 from footnote.errors import StoreError, StoreUnavailable
 from footnote.retrieval.keyword import keyword_phrases
 from footnote.retrieval.postings import MemoryKeywordIndex
-from footnote.store import postgres, postgres_schema
+from footnote.store import postgres_schema, postgres_writes
 from footnote.store.catalog import DocumentEntry
 from footnote.store.postgres import PostgresCatalog
 from footnote.store.postgres_schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
@@ -206,8 +206,8 @@ def test_postings_follow_a_replacement_through_the_change_log(
 def test_the_change_log_is_pruned_and_postings_older_than_it_compare_ids(
     two_replicas: tuple[PostgresCatalog, PostgresCatalog], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(postgres, "CHANGE_LOG_GENERATIONS", 3)
-    monkeypatch.setattr(postgres, "PRUNE_EVERY", 2)
+    monkeypatch.setattr(postgres_writes, "CHANGE_LOG_GENERATIONS", 3)
+    monkeypatch.setattr(postgres_writes, "PRUNE_EVERY", 2)
     writer, reader = two_replicas
     store(writer, "/docs/keep.md", ["Coffee grows in Africa."] * 3)
     postings = MemoryKeywordIndex(reader)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -25,7 +24,6 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from footnote.core.filters import SearchFilter
-from footnote.core.language import detect_language
 from footnote.errors import StoreError, StoreUnavailable
 from footnote.store.catalog import (
     CHUNK_COLUMNS,
@@ -54,10 +52,19 @@ from footnote.store.postgres_schema import (
     migrate,
     shown_url,
 )
+from footnote.store.postgres_writes import (
+    CHANGES_CHANNEL,
+    CHUNK_FIELDS,
+    DOCUMENT_FIELDS,
+    copy_rows,
+    delete_rows,
+    insert_chunks,
+    insert_document,
+    record_changes,
+)
 
 log = logging.getLogger(__name__)
 
-CHANGES_CHANNEL = "footnote_chunk_changes"
 POLL_S = 1.0  # how often a listener looks at the generation counter without a notification
 POOL_SIZE = 10
 POOL_WAIT_S = 5.0  # how long a request waits for a pooled connection before it fails
@@ -65,16 +72,6 @@ POOL_WAIT_S = 5.0  # how long a request waits for a pooled connection before it 
 # takes it exclusively, once. Two int4 keys: a key space apart from the one-bigint path locks.
 WRITERS_LOCK = (MIGRATION_LOCK, 2)
 WRITERS_WAIT_MS = 10_000  # how long a reconciliation waits for open replacements to end
-# The change log keeps the last CHANGE_LOG_GENERATIONS generations, pruned every PRUNE_EVERY
-# commits. A replica follows within about a second, so only one whose postings are older than
-# that (down for a long while, or loaded from an old postings file) needs more; it compares
-# every chunk id instead.
-CHANGE_LOG_GENERATIONS = 10_000
-PRUNE_EVERY = 100
-_CHUNK_FIELDS = (
-    'id, document_id, ordinal, text, start, "end", page, heading_path, token_count, embedded, language'
-)
-_DOCUMENT_FIELDS = "id, path, content_hash, format, title, url, size, mtime, text, ingested_at, collection"
 _CHUNKS_JOINED = f"SELECT {CHUNK_COLUMNS} FROM chunks c JOIN documents d ON d.id = c.document_id"
 
 
@@ -246,20 +243,20 @@ class PostgresCatalog(Catalog):
                     "SELECT id FROM documents WHERE path = %s", (entry.document.path,)
                 ).fetchone()
                 if old is not None:
-                    removed.extend(_delete_rows(connection, [int(old[0])])[1])
-                document_id = _insert_document(connection, entry)
-                ids = _insert_chunks(connection, document_id, entry, embedded=write_vectors is not None)
+                    removed.extend(delete_rows(connection, [int(old[0])])[1])
+                document_id = insert_document(connection, entry)
+                ids = insert_chunks(connection, document_id, entry, embedded=write_vectors is not None)
                 document_ids.append(document_id)
                 new.extend((chunk_id, document_id) for chunk_id in ids)
             if write_vectors is not None and new:
                 write_vectors(new)
-            _record_changes(connection, [chunk_id for chunk_id, _ in new], removed)
+            record_changes(connection, [chunk_id for chunk_id, _ in new], removed)
         return document_ids
 
     def delete_documents(self, document_ids: Sequence[int]) -> int:
         with self._connection() as connection:
-            deleted, removed = _delete_rows(connection, list(document_ids))
-            _record_changes(connection, [], removed)
+            deleted, removed = delete_rows(connection, list(document_ids))
+            record_changes(connection, [], removed)
         return deleted
 
     def document_ids(self, filters: SearchFilter) -> list[int]:
@@ -350,93 +347,16 @@ class PostgresCatalog(Catalog):
             for c in chunks
         ]  # fmt: skip
         with self._connection() as connection:
-            _copy_rows(connection, "documents", _DOCUMENT_FIELDS, document_rows)
-            _copy_rows(connection, "chunks", _CHUNK_FIELDS, chunk_rows)
+            copy_rows(connection, "documents", DOCUMENT_FIELDS, document_rows)
+            copy_rows(connection, "chunks", CHUNK_FIELDS, chunk_rows)
             # New rows must never take an id the copied ones hold.
             for table in ("documents", "chunks"):
                 connection.execute(
                     f"SELECT setval('{table}_id_seq', GREATEST((SELECT max(id) FROM {table}), 1))"
                 )
-            _record_changes(connection, [c.id for c in chunks], [])
+            record_changes(connection, [c.id for c in chunks], [])
 
     def _rows_changed(self, statement: str, ids: Sequence[int]) -> None:
         if ids:
             with self._connection() as connection:
                 connection.execute(statement, (list(ids),))
-
-
-def _insert_document(connection: psycopg.Connection, entry: DocumentEntry) -> int:
-    values = entry.row(time.time())
-    marks = ", ".join(["%s"] * len(values))
-    row = connection.execute(
-        f"INSERT INTO documents ({DocumentEntry.COLUMNS}) VALUES ({marks}) RETURNING id", values
-    ).fetchone()
-    assert row is not None
-    return int(row[0])
-
-
-def _insert_chunks(
-    connection: psycopg.Connection, document_id: int, entry: DocumentEntry, embedded: bool
-) -> list[int]:
-    """Copy the entry's chunks in under ids drawn from the sequence beforehand; returns them."""
-    if not entry.chunks:
-        return []
-    ids = [
-        int(row[0])
-        for row in connection.execute(
-            "SELECT nextval('chunks_id_seq') FROM generate_series(1, %s)", (len(entry.chunks),)
-        )
-    ]
-    rows = [
-        (chunk_id, document_id, chunk.ordinal, chunk.text, chunk.start, chunk.end, chunk.page,
-         json.dumps(list(chunk.heading_path)), chunk.token_count, embedded, detect_language(chunk.text))
-        for chunk_id, chunk in zip(ids, entry.chunks, strict=True)
-    ]  # fmt: skip
-    _copy_rows(connection, "chunks", _CHUNK_FIELDS, rows)
-    return ids
-
-
-def _delete_rows(connection: psycopg.Connection, document_ids: list[int]) -> tuple[int, list[int]]:
-    """Delete documents and their chunks, tombstoning the chunks' vectors; returns (documents
-    deleted, chunk ids removed)."""
-    removed = [
-        int(row[0])
-        for row in connection.execute(
-            "DELETE FROM chunks WHERE document_id = ANY(%s) RETURNING id", (document_ids,)
-        )
-    ]
-    connection.execute(
-        "INSERT INTO vector_tombstones (chunk_id) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING",
-        (removed,),
-    )
-    deleted = connection.execute("DELETE FROM documents WHERE id = ANY(%s)", (document_ids,)).rowcount
-    return deleted, removed
-
-
-def _record_changes(connection: psycopg.Connection, added: list[int], removed: list[int]) -> None:
-    """Move the generation on (its row stays locked until the commit) and log the changes."""
-    row = connection.execute("UPDATE chunk_generation SET value = value + 1 RETURNING value").fetchone()
-    assert row is not None
-    generation = int(row[0])
-    rows = [(generation, i, False) for i in removed] + [(generation, i, True) for i in added]
-    _copy_rows(connection, "chunk_changes", "generation, chunk_id, added", rows)
-    if generation % PRUNE_EVERY == 0 and generation > CHANGE_LOG_GENERATIONS:
-        _prune_changes(connection, generation - CHANGE_LOG_GENERATIONS)
-    connection.execute("SELECT pg_notify(%s, %s)", (CHANGES_CHANNEL, str(generation)))
-
-
-def _prune_changes(connection: psycopg.Connection, through: int) -> None:
-    """Delete the change log up to generation `through`, and say so for `changes_since`. Runs
-    in a commit's transaction, under the generation row's lock, so prunes never interleave."""
-    connection.execute("DELETE FROM chunk_changes WHERE generation <= %s", (through,))
-    connection.execute(
-        "UPDATE chunk_generation SET pruned_through = GREATEST(pruned_through, %s)", (through,)
-    )
-
-
-def _copy_rows(
-    connection: psycopg.Connection, table: str, fields: str, rows: Sequence[Sequence[object]]
-) -> None:
-    with connection.cursor() as cursor, cursor.copy(f"COPY {table} ({fields}) FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
