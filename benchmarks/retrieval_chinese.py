@@ -79,8 +79,9 @@ from footnote.evaluation.retrieval import (
 from footnote.models.cpu import machine
 from footnote.retrieval import keyword
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store import catalog as catalog_module
-from footnote.store.catalog import Catalog, DocumentEntry
+from footnote.store import records as records_module
+from footnote.store.catalog import Catalog
+from footnote.store.records import DocumentEntry
 from footnote.store.sqlite import SqliteCatalog
 
 RESULTS = Path(__file__).parent / "results"
@@ -118,7 +119,7 @@ SCHEMES: dict[str, tuple[Callable[[str], str], Callable[[str], list[str]]]] = {
 def _scheme(name: str) -> Iterator[None]:
     index, query = SCHEMES[name]
     with (
-        mock.patch.object(catalog_module, "index_grams", index),
+        mock.patch.object(records_module, "index_grams", index),
         mock.patch.object(keyword, "query_grams", query),
     ):
         yield

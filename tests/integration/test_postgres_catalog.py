@@ -18,9 +18,9 @@ from footnote.errors import StoreError, StoreUnavailable
 from footnote.retrieval.keyword import keyword_phrases
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.store import postgres_schema, postgres_writes
-from footnote.store.catalog import DocumentEntry
 from footnote.store.postgres import PostgresCatalog
 from footnote.store.postgres_schema import MIGRATION_LOCK, MIGRATIONS, SCHEMA_VERSION
+from footnote.store.records import DocumentEntry
 from tests.conftest import REPO
 from tests.fakes import HashingEmbedder
 from tests.postgres_server import PASSWORD, PostgresServer, started_server

@@ -18,9 +18,10 @@ from footnote.core.filters import SearchFilter
 from footnote.core.span import Span
 from footnote.errors import StoreError
 from footnote.retrieval.postings import MemoryKeywordIndex
-from footnote.store.catalog import Catalog, ChunkChanges, ChunkRecord
+from footnote.store.catalog import Catalog
 from footnote.store.migrations import MIGRATIONS, migrate
 from footnote.store.postgres import PostgresCatalog
+from footnote.store.records import ChunkChanges, ChunkRecord
 from footnote.store.sqlite import SqliteCatalog
 
 OLD_TEXTS = ["Lighthouses guide sailors at night.", "Fresnel lenses focus the beam."]

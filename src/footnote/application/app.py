@@ -37,7 +37,8 @@ from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
 from footnote.retrieval.signals import signal_weights
-from footnote.store.catalog import CollectionRecord, DocumentRecord, open_catalog
+from footnote.store.catalog import open_catalog
+from footnote.store.records import CollectionRecord, DocumentRecord
 from footnote.store.timing import StoreObserver, timed
 from footnote.store.vector_stores import check_vectors, open_language_vectors, open_vectors, vector_kind
 from footnote.store.vectors import VectorIndex

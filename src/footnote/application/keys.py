@@ -14,7 +14,8 @@ from collections.abc import Sequence
 
 from footnote.core.collections import Access, check_collection
 from footnote.errors import NotFoundError, QueryError
-from footnote.store.catalog import Catalog, KeyRecord
+from footnote.store.catalog import Catalog
+from footnote.store.records import KeyRecord
 
 KEY_PREFIX = "fn_"
 

@@ -14,7 +14,7 @@ from footnote.answer.citations import AnswerSentence, Citation
 from footnote.answer.engine import Answer
 from footnote.answer.render import MarkdownRenderer
 from footnote.core.hits import SearchHit
-from footnote.store.catalog import DocumentRecord
+from footnote.store.records import DocumentRecord
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)

@@ -22,7 +22,7 @@ from footnote.evaluation.metrics import mean_metrics
 from footnote.ingest.pipeline import Ingestor
 from footnote.ingest.report import IngestReport, ProgressCallback
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.store.catalog import BM25_COLUMN_WEIGHTS
+from footnote.store.records import BM25_COLUMN_WEIGHTS
 
 MODES = ("keyword", "dense", "hybrid")
 RERANK_MODE = "rerank"  # hybrid followed by the configured second stage

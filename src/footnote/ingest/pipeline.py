@@ -37,7 +37,8 @@ from footnote.ingest.language_vectors import LanguageVectors
 from footnote.ingest.loaders import LoadOptions, load_document
 from footnote.ingest.report import FileOutcome, IngestReport, Progress, ProgressCallback, Status
 from footnote.models.base import Embedder, Vector
-from footnote.store.catalog import Catalog, DocumentEntry, DocumentRecord, PathClaims
+from footnote.store.catalog import Catalog, PathClaims
+from footnote.store.records import DocumentEntry, DocumentRecord
 from footnote.store.vectors import Metadata, VectorIndex
 
 # The smallest chunk budget left when a long title or heading path crowds the window.

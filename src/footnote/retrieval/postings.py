@@ -30,8 +30,9 @@ import numpy.typing as npt
 
 from footnote.errors import StoreError
 from footnote.retrieval.keyword import GRAMS_COLUMN
-from footnote.store.catalog import BM25_COLUMN_WEIGHTS, Catalog
+from footnote.store.catalog import Catalog
 from footnote.store.migrations import KEYWORD_TOKENIZER
+from footnote.store.records import BM25_COLUMN_WEIGHTS
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 from footnote.core.vectors import Vector
 from footnote.errors import StoreError
-from footnote.store.catalog import Catalog, ChunkRecord
+from footnote.store.catalog import Catalog
 from footnote.store.chroma_server import ChromaServerVectorIndex
 from footnote.store.postgres import PostgresCatalog
+from footnote.store.records import ChunkRecord
 from footnote.store.vectors import PARAMS_FILE, ChromaVectorIndex, Metadata, VectorIndex
 
 BATCH = 500

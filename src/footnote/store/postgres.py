@@ -25,24 +25,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from footnote.core.filters import SearchFilter
 from footnote.errors import StoreError, StoreUnavailable
-from footnote.store.catalog import (
-    CHUNK_COLUMNS,
-    COLLECTIONS_QUERY,
-    KEY_COLUMNS,
-    Catalog,
-    ChunkChanges,
-    ChunkRecord,
-    CollectionRecord,
-    DocumentEntry,
-    DocumentRecord,
-    KeyRecord,
-    PathClaims,
-    WriteVectors,
-    chunk_record,
-    documents_query,
-    key_record,
-    key_row,
-)
+from footnote.store.catalog import Catalog, PathClaims
 from footnote.store.postgres_claims import AdvisoryPathClaims
 from footnote.store.postgres_schema import (
     MIGRATION_LOCK,
@@ -61,6 +44,22 @@ from footnote.store.postgres_writes import (
     insert_chunks,
     insert_document,
     record_changes,
+)
+from footnote.store.records import (
+    CHUNK_COLUMNS,
+    COLLECTIONS_QUERY,
+    KEY_COLUMNS,
+    ChunkChanges,
+    ChunkRecord,
+    CollectionRecord,
+    DocumentEntry,
+    DocumentRecord,
+    KeyRecord,
+    WriteVectors,
+    chunk_record,
+    documents_query,
+    key_record,
+    key_row,
 )
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import psycopg
 
 from footnote.core.language import detect_language
-from footnote.store.catalog import DocumentEntry
+from footnote.store.records import DocumentEntry
 
 CHANGES_CHANNEL = "footnote_chunk_changes"
 # The change log keeps the last CHANGE_LOG_GENERATIONS generations, pruned every PRUNE_EVERY

@@ -17,12 +17,13 @@ from pathlib import Path
 from footnote.core.filters import SearchFilter
 from footnote.core.language import detect_language
 from footnote.errors import StoreError
-from footnote.store.catalog import (
+from footnote.store.catalog import Catalog
+from footnote.store.migrations import migrate
+from footnote.store.records import (
     BM25_COLUMN_WEIGHTS,
     CHUNK_COLUMNS,
     COLLECTIONS_QUERY,
     KEY_COLUMNS,
-    Catalog,
     ChunkRecord,
     CollectionRecord,
     DocumentEntry,
@@ -35,7 +36,6 @@ from footnote.store.catalog import (
     key_row,
     keyword_columns,
 )
-from footnote.store.migrations import migrate
 
 _BM25_WEIGHTS = ", ".join(str(weight) for weight in BM25_COLUMN_WEIGHTS)
 
