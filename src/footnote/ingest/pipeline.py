@@ -18,8 +18,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import queue
-import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +29,7 @@ from footnote.core.document import Chunk, Document
 from footnote.core.foreground import FOREGROUND
 from footnote.errors import LoaderError
 from footnote.ingest import reconcile as index_state
+from footnote.ingest.ahead import ahead
 from footnote.ingest.chunker import chunk_document
 from footnote.ingest.discovery import absolute, discover
 from footnote.ingest.language_vectors import LanguageVectors
@@ -63,11 +62,6 @@ class _Parsed:
 
     outcome: FileOutcome
     entry: DocumentEntry
-
-
-@dataclass
-class _ParserFailure:
-    error: BaseException
 
 
 @dataclass
@@ -205,39 +199,7 @@ class Ingestor:
 
     def _parse_ahead(self, files: Sequence[Path]) -> Iterator[FileOutcome | _Parsed]:
         """Parse `files` on a background thread, yielding each result in order."""
-        results: queue.Queue[FileOutcome | _Parsed | _ParserFailure | None] = queue.Queue(PARSE_AHEAD_FILES)
-        stop = threading.Event()
-
-        def put(item: FileOutcome | _Parsed | _ParserFailure | None) -> None:
-            while not stop.is_set():
-                try:
-                    results.put(item, timeout=0.1)
-                    return
-                except queue.Full:
-                    continue
-
-        def work() -> None:
-            try:
-                for path in files:
-                    if stop.is_set():
-                        return
-                    FOREGROUND.wait()
-                    put(self._parse_file(path))
-            except BaseException as exc:  # handed to the consumer, which re-raises it
-                put(_ParserFailure(exc))
-            finally:
-                put(None)
-
-        worker = threading.Thread(target=work, name="footnote-parse", daemon=True)
-        worker.start()
-        try:
-            while (item := results.get()) is not None:
-                if isinstance(item, _ParserFailure):
-                    raise item.error
-                yield item
-        finally:
-            stop.set()
-            worker.join()
+        return ahead(files, self._parse_file, PARSE_AHEAD_FILES)
 
     def _parse_file(self, path: Path) -> FileOutcome | _Parsed:
         """The file parsed and chunked, claimed until it is stored; or what became of it."""
