@@ -36,7 +36,6 @@ from footnote.models.registry import embedder_languages
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker
 from footnote.retrieval.retriever import HybridRetriever, RetrievalParams
-from footnote.retrieval.signals import signal_weights
 from footnote.store.catalog import open_catalog
 from footnote.store.records import CollectionRecord, DocumentRecord
 from footnote.store.timing import StoreObserver, timed
@@ -190,23 +189,7 @@ class Application:
         )
 
     def retrieval_params(self, limit: int, mode: str = "hybrid") -> RetrievalParams:
-        s = self.settings
-        return RetrievalParams(
-            limit,
-            s.keyword_candidates,
-            s.dense_candidates,
-            s.rrf_k,
-            mode,
-            s.rrf_keyword_weight,
-            s.rrf_dense_weight,
-            unread_weight=s.rrf_unread_weight,
-            cross_language_weight=s.rrf_cross_language_weight,
-            cross_language_keyword_weight=s.rrf_cross_language_keyword_weight,
-            language_weight=s.rrf_language_weight,
-            signals=signal_weights(s.rrf_signal_weights),
-            rerank_candidates=s.rerank_candidates if s.rerank != "none" else 0,
-            expansion=s.query_expansion,
-        )
+        return RetrievalParams.from_settings(self.settings, limit, mode)
 
     # --- what the edges call ---------------------------------------------------------------
 

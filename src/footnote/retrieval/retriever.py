@@ -7,6 +7,7 @@ import functools
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,9 +21,12 @@ from footnote.retrieval.fusion import reciprocal_rank_fusion
 from footnote.retrieval.keyword import fts_query, keyword_phrases
 from footnote.retrieval.postings import MemoryKeywordIndex
 from footnote.retrieval.rerank import Reranker
-from footnote.retrieval.signals import SignalQuery, signal
+from footnote.retrieval.signals import SignalQuery, signal, signal_weights
 from footnote.store.catalog import Catalog
 from footnote.store.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    from footnote.config import Settings
 
 MAX_QUERY_CHARS = 4000
 # A search that overlapped an ingest commit is run again, at most this many times.
@@ -59,6 +63,26 @@ class RetrievalParams:
     # mean vector of the best `feedback_hits` fused hits and is searched again; 0 turns it off.
     expansion: float = 0.0
     feedback_hits: int = 3
+
+    @classmethod
+    def from_settings(cls, s: Settings, limit: int, mode: str = "hybrid") -> RetrievalParams:
+        """The parameters the settings give, for `limit` hits in `mode`."""
+        return cls(
+            limit,
+            s.keyword_candidates,
+            s.dense_candidates,
+            s.rrf_k,
+            mode,
+            s.rrf_keyword_weight,
+            s.rrf_dense_weight,
+            unread_weight=s.rrf_unread_weight,
+            cross_language_weight=s.rrf_cross_language_weight,
+            cross_language_keyword_weight=s.rrf_cross_language_keyword_weight,
+            language_weight=s.rrf_language_weight,
+            signals=signal_weights(s.rrf_signal_weights),
+            rerank_candidates=s.rerank_candidates if s.rerank != "none" else 0,
+            expansion=s.query_expansion,
+        )
 
 
 @functools.cache
