@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from footnote.cli import output
 from footnote.cli.options import JsonReportOption
 from footnote.errors import ConfigError
+
+if TYPE_CHECKING:
+    from footnote.bench.load import StepResult
 
 bench_app = typer.Typer(
     help="Measure a running footnote server (under load, or on a busy machine), ingest against a plain "
@@ -89,7 +92,7 @@ def load(
     request class apart when a mix is offered."""
     import json
 
-    from footnote.bench.load import LoadTarget, StepResult
+    from footnote.bench.load import LoadTarget
     from footnote.bench.memory import rss_reader
     from footnote.bench.queries import BenchQuery, load_queries, robustness_set
     from footnote.bench.runner import LoadPlan, run_ladder, write_report
@@ -100,34 +103,36 @@ def load(
     plan = LoadPlan(_rates(rates), step_seconds, seed, label)
     _check_reachable(target.url)
 
-    def show(step: StepResult) -> None:
-        first_token, first_sentence, e2e = step.first_token_s, step.first_sentence_s, step.latency_s
-        rss = "unknown" if step.rss_bytes is None else f"{step.rss_bytes / 2**20:.0f} MiB"
-        peak = "unknown" if step.rss_peak_bytes is None else f"{step.rss_peak_bytes / 2**20:.0f} MiB"
-        output.console.print(
-            f"offered {step.offered_qps:g}/s: sent {step.sent}, ok {step.ok}, 429 {step.rejected} "
-            f"(Retry-After p50 {step.retry_after_s.get('p50')} s, missing {step.missing_retry_after}), "
-            f"errors {step.errors + step.timeouts}, achieved {step.achieved_qps:g}/s, "
-            f"first token p50/p99 {first_token['p50']}/{first_token['p99']} s "
-            f"(missing {step.missing_first_token}), "
-            f"first checked sentence p50/p99 {first_sentence['p50']}/{first_sentence['p99']} s "
-            f"(missing {step.missing_first_sentence}), e2e p50/p99 {e2e['p50']}/{e2e['p99']} s, "
-            f"server RSS {rss} (peak {peak})"
-        )
-        for name, figures in step.by_class.items():
-            latency = figures["latency_s"]
-            output.console.print(
-                f"  {name}: sent {figures['sent']}, ok {figures['ok']}, 429 {figures['rejected']}, "
-                f"errors {figures['errors']}, e2e p50/p99 {latency['p50']}/{latency['p99']} s"
-            )
-
     rss = rss_reader(target.url, pid, api_key)
-    steps = run_ladder(target, bench_queries, plan, rss, None if json_output else show)
+    steps = run_ladder(target, bench_queries, plan, rss, None if json_output else _show_step)
     json_path, chart = write_report(steps, target, plan, bench_queries, out)
     if json_output:
         output.print_json(json.loads(json_path.read_text(encoding="utf-8")))
     else:
         output.console.print(f"wrote {json_path} and {chart}")
+
+
+def _show_step(step: StepResult) -> None:
+    """One step of the load ladder, for a person."""
+    first_token, first_sentence, e2e = step.first_token_s, step.first_sentence_s, step.latency_s
+    rss = "unknown" if step.rss_bytes is None else f"{step.rss_bytes / 2**20:.0f} MiB"
+    peak = "unknown" if step.rss_peak_bytes is None else f"{step.rss_peak_bytes / 2**20:.0f} MiB"
+    output.console.print(
+        f"offered {step.offered_qps:g}/s: sent {step.sent}, ok {step.ok}, 429 {step.rejected} "
+        f"(Retry-After p50 {step.retry_after_s.get('p50')} s, missing {step.missing_retry_after}), "
+        f"errors {step.errors + step.timeouts}, achieved {step.achieved_qps:g}/s, "
+        f"first token p50/p99 {first_token['p50']}/{first_token['p99']} s "
+        f"(missing {step.missing_first_token}), "
+        f"first checked sentence p50/p99 {first_sentence['p50']}/{first_sentence['p99']} s "
+        f"(missing {step.missing_first_sentence}), e2e p50/p99 {e2e['p50']}/{e2e['p99']} s, "
+        f"server RSS {rss} (peak {peak})"
+    )
+    for name, figures in step.by_class.items():
+        latency = figures["latency_s"]
+        output.console.print(
+            f"  {name}: sent {figures['sent']}, ok {figures['ok']}, 429 {figures['rejected']}, "
+            f"errors {figures['errors']}, e2e p50/p99 {latency['p50']}/{latency['p99']} s"
+        )
 
 
 @bench_app.command("serve")

@@ -129,6 +129,29 @@ IndexDir = Annotated[
         help="Document sets: keep the ingested corpus here and reuse it (default: a temporary folder)."
     ),
 ]
+PerSource = Annotated[
+    int | None,
+    typer.Option(
+        "--per-source",
+        min=1,
+        help="Document sets: at most N questions of each source document, spread over it.",
+    ),
+]
+QuestionsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--questions",
+        help="Document sets: ask the questions of this file (the form of the set's questions.jsonl).",
+    ),
+]
+Corpus = Annotated[
+    Path | None,
+    typer.Option(
+        "--corpus",
+        help="Document sets: the documents the questions are about, when the set has no corpus/ "
+        "of its own (broad-dev asks about docqa-dev's).",
+    ),
+]
 
 
 @eval_app.command("answers")
@@ -149,29 +172,9 @@ def answers(
     judge: Judge = None,
     calibrate: Calibrate = False,
     index_dir: IndexDir = None,
-    per_source: Annotated[
-        int | None,
-        typer.Option(
-            "--per-source",
-            min=1,
-            help="Document sets: at most N questions of each source document, spread over it.",
-        ),
-    ] = None,
-    questions: Annotated[
-        Path | None,
-        typer.Option(
-            "--questions",
-            help="Document sets: ask the questions of this file (the form of the set's questions.jsonl).",
-        ),
-    ] = None,
-    corpus: Annotated[
-        Path | None,
-        typer.Option(
-            "--corpus",
-            help="Document sets: the documents the questions are about, when the set has no corpus/ "
-            "of its own (broad-dev asks about docqa-dev's).",
-        ),
-    ] = None,
+    per_source: PerSource = None,
+    questions: QuestionsFile = None,
+    corpus: Corpus = None,
     json_output: JsonOption = False,
 ) -> None:
     """Answer every question and score correctness, citations, abstention and latency.

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -21,6 +21,34 @@ train_app = typer.Typer(help="Train footnote's own models.", no_args_is_help=Tru
 DEFAULT_SQUAD = Path("../shared/data/squad2-dev/squad-v2.0.json")
 
 
+HeldOut = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--held-out",
+        help="An article, or a document of the extra examples, kept out of training and scored "
+        "after it (repeatable).",
+    ),
+]
+Extra = Annotated[
+    list[Path] | None,
+    typer.Option("--extra", help="More examples to train on (JSON lines from scripts/reader_questions.py)."),
+]
+NoAnswer = Annotated[
+    bool,
+    typer.Option(
+        "--no-answer",
+        help="Also train a candidate that stands for no answer, the target of unanswerable questions.",
+    ),
+]
+AnswerHead = Annotated[
+    bool,
+    typer.Option(
+        "--answer-head",
+        help="Train the no-answer candidate on a second head, beside the one that ranks sentences.",
+    ),
+]
+
+
 @train_app.command("reader")
 def reader(
     squad: Annotated[Path, typer.Option(help="SQuAD 2.0 JSON to train on.")] = DEFAULT_SQUAD,
@@ -28,20 +56,8 @@ def reader(
         Path | None,
         typer.Option(help="Write the reader here (default: the bundled reader's folder)."),
     ] = None,
-    held_out: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--held-out",
-            help="An article, or a document of the extra examples, kept out of training and scored "
-            "after it (repeatable).",
-        ),
-    ] = None,
-    extra: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--extra", help="More examples to train on (JSON lines from scripts/reader_questions.py)."
-        ),
-    ] = None,
+    held_out: HeldOut = None,
+    extra: Extra = None,
     epochs: Annotated[float, typer.Option(min=0.01, help="Passes over the training questions.")] = 1.0,
     max_steps: Annotated[int, typer.Option(min=0, help="Stop after this many steps (0: no limit).")] = 0,
     seed: Annotated[int, typer.Option(help="Fixes the order, the sampling and the head.")] = 13,
@@ -49,20 +65,8 @@ def reader(
         Path | None,
         typer.Option(help="Continue from these weights (the .pt checkpoint a training run writes)."),
     ] = None,
-    no_answer: Annotated[
-        bool,
-        typer.Option(
-            "--no-answer",
-            help="Also train a candidate that stands for no answer, the target of unanswerable questions.",
-        ),
-    ] = False,
-    answer_head: Annotated[
-        bool,
-        typer.Option(
-            "--answer-head",
-            help="Train the no-answer candidate on a second head, beside the one that ranks sentences.",
-        ),
-    ] = False,
+    no_answer: NoAnswer = False,
+    answer_head: AnswerHead = False,
     report_only: Annotated[bool, typer.Option(help="Train and report; write no reader.")] = False,
     json_output: JsonOption = False,
 ) -> None:
@@ -86,6 +90,11 @@ def reader(
     if json_output:
         output.print_json(report)
         return
+    _print_reader_report(report, target)
+
+
+def _print_reader_report(report: dict[str, Any], target: Path | None) -> None:
+    """What `footnote train reader` says when it is done, for a person."""
     output.console.print(
         f"trained on {report['examples']:,} questions ({report['pairs']:,} pairs) in "
         f"{report['train_seconds']:.0f} s; loss {report['loss_first_tenth']:.3f} -> "

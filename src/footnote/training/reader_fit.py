@@ -131,13 +131,8 @@ def fit_reader(
         [{"params": encoder, "lr": params.learning_rate}, {"params": heads, "lr": params.head_learning_rate}],
         weight_decay=0.01,
     )
-    plan: list[list[ReaderExample]] = []
-    while len(plan) < max(1, math.ceil(params.epochs * len(_steps(examples, params.pairs_per_step, rng)))):
-        plan.extend(_steps(examples, params.pairs_per_step, rng))
-    total = math.ceil(params.epochs * len(_steps(examples, params.pairs_per_step, random.Random(0))))
-    if params.max_steps:
-        total = min(total, params.max_steps)
-    plan = plan[:total]
+    plan = _plan(examples, params, rng)
+    total = len(plan)
     warmup = max(1, int(params.warmup * total))
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup)))
@@ -166,6 +161,19 @@ def fit_reader(
             log.info("step %d/%d loss %.4f (%.0f s)", number + 1, total, loss, time.monotonic() - started)
     model.eval()
     return model, losses
+
+
+def _plan(
+    examples: Sequence[ReaderExample], params: FitParams, rng: random.Random
+) -> list[list[ReaderExample]]:
+    """The training steps, in order: `params.epochs` passes over the examples, `max_steps` at most."""
+    plan: list[list[ReaderExample]] = []
+    while len(plan) < max(1, math.ceil(params.epochs * len(_steps(examples, params.pairs_per_step, rng)))):
+        plan.extend(_steps(examples, params.pairs_per_step, rng))
+    total = math.ceil(params.epochs * len(_steps(examples, params.pairs_per_step, random.Random(0))))
+    if params.max_steps:
+        total = min(total, params.max_steps)
+    return plan[:total]
 
 
 def _candidates(example: ReaderExample, params: FitParams) -> tuple[str, ...]:
