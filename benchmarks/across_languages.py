@@ -30,7 +30,7 @@ from broad_answers import answered
 from reader_blend import save_result
 
 from footnote.answer.across import across_languages
-from footnote.answer.evidence import sentence_spans
+from footnote.answer.sentence_spans import sentence_spans
 from footnote.application import isolated_app
 from footnote.config import Settings
 from footnote.core.language import detect_language

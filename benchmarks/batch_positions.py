@@ -26,7 +26,8 @@ from typing import Any
 
 from reader_blend import save_result
 
-from footnote.answer.evidence import reader_candidates, sentence_spans
+from footnote.answer.evidence import reader_candidates
+from footnote.answer.sentence_spans import sentence_spans
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.evaluation.docqa import CORPUS_FOLDER, load_doc_questions

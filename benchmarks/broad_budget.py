@@ -21,8 +21,9 @@ from typing import Any
 from broad_answers import answered
 from reader_blend import save_result
 
-from footnote.answer.evidence import reader_candidates, sentence_spans
+from footnote.answer.evidence import reader_candidates
 from footnote.answer.points import ScoredSentences, chunk_weights, select_points
+from footnote.answer.sentence_spans import sentence_spans
 from footnote.application import isolated_app
 from footnote.config import Settings
 from footnote.core.cjk import count_words

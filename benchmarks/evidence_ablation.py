@@ -26,7 +26,7 @@ from pathlib import Path
 
 from reader_blend import readers_for, save_result
 
-from footnote.answer import evidence
+from footnote.answer import evidence, sentence_spans
 from footnote.answer.citations import CitationChecker
 from footnote.application import create_app
 from footnote.config import Settings
@@ -65,7 +65,7 @@ class ReadQuestion:
 
     item: DocQuestion
     hits: list[SearchHit]
-    spans: list[evidence.SentenceSpan]
+    spans: list[sentence_spans.SentenceSpan]
     texts: list[str]
     question_vector: Vector | None  # None when read without the sentences' vectors
     logits: list[float]  # the reader's, one per sentence

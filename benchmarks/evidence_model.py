@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from footnote.answer import evidence
+from footnote.answer import asks, evidence, sentence_spans
 from footnote.answer.citations import CitationChecker
 from footnote.answer.terms import content_terms, named_words
 from footnote.application import Application, create_app
@@ -67,7 +67,7 @@ CURVE = (0.05, 0.10, 0.15, 0.20, 0.30)
 class Prepared:
     item: DocQuestion
     hits: list[SearchHit]
-    spans: list[evidence.SentenceSpan]
+    spans: list[sentence_spans.SentenceSpan]
     texts: list[str]
     features: Matrix
     labels: Matrix  # 1 where the sentence holds an accepted answer
@@ -88,7 +88,7 @@ def corpus_idf(app: Application) -> Callable[[str], float]:
 
 def sentence_features(
     question: str, hits: Sequence[SearchHit], checker: CitationChecker, idf_of: Callable[[str], float]
-) -> tuple[list[evidence.SentenceSpan], list[str], Matrix]:
+) -> tuple[list[sentence_spans.SentenceSpan], list[str], Matrix]:
     spans = checker.sentence_spans()
     texts = [hits[s.source].text[s.start : s.end] for s in spans]
     pairs = {(c.source, c.position): c.vector for c in checker.spans.candidates if c.is_pair}
@@ -104,12 +104,12 @@ def sentence_features(
     by_position = {(s.source, s.position): s for s in spans}
     ranks = sorted({s.source for s in spans})
     headings = [frozenset(content_terms(" ".join((h.title, *h.heading_path)))) for h in hits]
-    kinds = evidence.asked_kinds(question)
+    kinds = asks.asked_kinds(question)
     mean_terms = float(np.mean([len(s.terms) for s in spans])) if spans else 1.0
     question_vector = np.asarray(checker.question_vector or [], dtype=float)
     rows = []
     for s, text in zip(spans, texts, strict=True):
-        context = evidence._context(s, by_position)
+        context = sentence_spans.lead_in(s, by_position)
         before = by_position.get((s.source, s.position - 1))
         after = by_position.get((s.source, s.position + 1))
         colon = list(context)
@@ -118,10 +118,10 @@ def sentence_features(
             and before.paragraph != s.paragraph
             and texts[spans.index(before)].rstrip().endswith(":")
         ):
-            colon.append((before.terms, evidence.CONTEXT_DISCOUNT))
+            colon.append((before.terms, sentence_spans.CONTEXT_DISCOUNT))
         following = list(context)
         if after is not None and after.paragraph == s.paragraph:
-            following.append((after.terms, evidence.CONTEXT_DISCOUNT**2))
+            following.append((after.terms, sentence_spans.CONTEXT_DISCOUNT**2))
         cosine = (
             float(question_vector @ np.asarray(s.vector))
             if s.vector is not None and question_vector.size
@@ -146,18 +146,20 @@ def sentence_features(
         )
         rows.append(
             [
-                evidence._covered(local, s, context) / norm,
+                sentence_spans.covered_weight(local, s, context) / norm,
                 max(0.0, cosine),
                 1.0 / (1 + ranks.index(s.source)),
-                float(bool(kinds) and evidence.holds_asked_token(text, question, kinds)),
+                float(bool(kinds) and asks.holds_asked_token(text, question, kinds)),
                 float(s.terms <= asked.keys()),
                 float(text.rstrip().endswith(("?", "\uff1f"))),
-                evidence._covered(local, s, []) / norm,
-                evidence._covered(local, s, [*context, (headings[s.source], evidence.CONTEXT_DISCOUNT)])
+                sentence_spans.covered_weight(local, s, []) / norm,
+                sentence_spans.covered_weight(
+                    local, s, [*context, (headings[s.source], sentence_spans.CONTEXT_DISCOUNT)]
+                )
                 / norm,
-                evidence._covered(local, s, colon) / norm,
-                evidence._covered(local, s, following) / norm,
-                evidence._covered(corpus, s, context) / corpus_norm,
+                sentence_spans.covered_weight(local, s, colon) / norm,
+                sentence_spans.covered_weight(local, s, following) / norm,
+                sentence_spans.covered_weight(corpus, s, context) / corpus_norm,
                 bm25 / 10,
                 max(0.0, pair_cosine),
                 min(s.position, 20) / 20,
@@ -186,7 +188,7 @@ def prepare(app: Application, items: Sequence[DocQuestion], top_k: int) -> list[
                 features,
                 labels,
                 shipped,
-                evidence.answerability(item.question, spans, texts),
+                asks.answerability(item.question, spans, texts),
                 checker.question_match(item.question),
                 group,
             )
@@ -327,13 +329,17 @@ def abstention_report(prepared: Sequence[Prepared], app: Application) -> dict[st
         ordered = [*sorted(p.shipped, reverse=True), 0.0, 0.0]
         typed = p.features[:, column["typed"]] > 0
         coverage = p.features[:, column["corpus_keyword"]]
-        asks = bool(evidence.asked_kinds(p.item.question))
+        typed_question = bool(asks.asked_kinds(p.item.question))
         signals["answerability"].append(p.answerability)
         signals["match"].append(p.match)
         signals["best_score"].append(ordered[0])
         signals["margin"].append(ordered[0] - ordered[1])
         signals["corpus_coverage_typed"].append(
-            float(coverage[typed].max()) if typed.any() else 0.0 if asks else float(coverage.max(initial=0))
+            float(coverage[typed].max())
+            if typed.any()
+            else 0.0
+            if typed_question
+            else float(coverage.max(initial=0))
         )
         signals["dense_best"].append(float(p.features[:, column["dense"]].max(initial=0)))
     answerable = np.asarray([p.item.answerable for p in prepared])

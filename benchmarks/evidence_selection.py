@@ -21,7 +21,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from footnote.answer import evidence
+from footnote.answer import evidence, sentence_spans
 from footnote.answer.terms import content_terms
 from footnote.application import create_app
 from footnote.config import Settings
@@ -57,7 +57,7 @@ def main() -> None:
         for index, hit in enumerate(hits):
             for position, (start, end) in enumerate(split_sentences(hit.text)):
                 terms = frozenset(content_terms(hit.text[start:end]))
-                sentences.append(evidence.SentenceSpan(index, position, start, end, terms))
+                sentences.append(sentence_spans.SentenceSpan(index, position, start, end, terms))
         vectors = app.embedder.embed_many([hits[s.source].text[s.start : s.end] for s in sentences])
         sentences = [replace(s, vector=v) for s, v in zip(sentences, vectors, strict=True)]
         question_vector = app.embedder.embed(item.question)

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 from evidence_model import FEATURES, Prepared, prepare, selection
 
-from footnote.answer import evidence
+from footnote.answer import asks, evidence, sentence_spans, terms
 from footnote.application import create_app
 from footnote.config import Settings
 from footnote.evaluation.docqa import CORPUS_FOLDER, contains_answer, load_doc_questions
@@ -170,11 +170,14 @@ def question_signals(p: Prepared, logits: np.ndarray) -> dict[str, float]:
     read = np.sort(logits[logits > -30.0])[::-1]
     shipped = np.sort(np.asarray(p.shipped))[::-1]
     best = int(np.argmax(logits)) if len(logits) else -1
-    asked = evidence.content_terms(p.item.question)
+    asked = terms.content_terms(p.item.question)
     total = sum(asked.values()) or 1.0
     by_position = {(s.source, s.position): s for s in p.spans}
     own = (
-        evidence._covered(asked, p.spans[best], evidence._context(p.spans[best], by_position)) / total
+        sentence_spans.covered_weight(
+            asked, p.spans[best], sentence_spans.lead_in(p.spans[best], by_position)
+        )
+        / total
         if best >= 0
         else 0.0
     )
@@ -245,15 +248,15 @@ def coverage_without(p: Prepared, default_rule: bool = False, kinds: bool = Fals
 def coverages_without(p: Prepared, default_rule: bool = False, kinds: bool = False) -> list[float]:
     """Each sentence's coverage of the question, with the default rule and/or the asked-kind
     filter left out."""
-    saved = evidence._ASKS_DEFAULT, evidence.asked_kinds
+    saved = asks._ASKS_DEFAULT, asks.asked_kinds
     try:
         if default_rule:
-            evidence._ASKS_DEFAULT = re.compile(r"(?!x)x")
+            asks._ASKS_DEFAULT = re.compile(r"(?!x)x")
         if kinds:
-            evidence.asked_kinds = lambda question: frozenset()
-        return evidence.coverages(p.item.question, p.spans, p.texts)
+            asks.asked_kinds = lambda question: frozenset()
+        return asks.coverages(p.item.question, p.spans, p.texts)
     finally:
-        evidence._ASKS_DEFAULT, evidence.asked_kinds = saved
+        asks._ASKS_DEFAULT, asks.asked_kinds = saved
 
 
 def joint(read: Sequence[np.ndarray], covered: Sequence[Sequence[float]]) -> np.ndarray:

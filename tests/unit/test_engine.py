@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer import evidence
+from footnote.answer import sentence_spans
 from footnote.answer.engine import (
     MAX_QUESTION_CHARS,
     Answer,
@@ -358,7 +358,7 @@ def test_the_sentence_reader_joins_the_choice_of_the_quote(app: Application) -> 
     answer = read.ask(question)
     assert "in 1822" in answer.citations[0].quote
     # It read every sentence of the retrieved chunks, not a shortlist the blend chose.
-    assert len(reader.seen) == len(evidence.sentence_spans(answer.sources))
+    assert len(reader.seen) == len(sentence_spans.sentence_spans(answer.sources))
 
 
 class QuestionRecorder(MarkerReader):

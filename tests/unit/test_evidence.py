@@ -8,21 +8,13 @@ from pathlib import Path
 import pytest
 
 from footnote.answer import evidence
+from footnote.answer.asks import agreement, answerability, asked_kinds, holds_asked_token
 from footnote.answer.citations import AnswerSentence, Citation, CitationChecker
 from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent, TokenEvent
-from footnote.answer.evidence import (
-    DENSE_WEIGHT,
-    agreement,
-    answerability,
-    asked_kinds,
-    holds_asked_token,
-    score_sentences,
-    select_passages,
-    sentence_spans,
-    with_similarity,
-)
+from footnote.answer.evidence import DENSE_WEIGHT, score_sentences, select_passages, with_similarity
 from footnote.answer.prompt import EVIDENCE_PROMPT, NO_ANSWER
 from footnote.answer.render import render_markdown
+from footnote.answer.sentence_spans import sentence_spans
 from footnote.answer.streaming import with_quote
 from footnote.application import Application, create_app
 from footnote.config import Settings

@@ -13,7 +13,6 @@ from rich.console import Console
 
 from footnote.answer.citations import AnswerSentence, Citation
 from footnote.answer.engine import AnswerEngine, AnswerPolicy, SupportModels
-from footnote.answer.evidence import sentence_spans
 from footnote.answer.points import (
     POINT_WORDS,
     ScoredSentences,
@@ -24,6 +23,7 @@ from footnote.answer.points import (
 from footnote.answer.policy import EVIDENCE_READER
 from footnote.answer.prompt import NO_ANSWER
 from footnote.answer.result import Asked
+from footnote.answer.sentence_spans import sentence_spans
 from footnote.answer.shape import SHAPE_FILE, QuestionShape, ShapeModel, bundled_shape, open_shape, read_shape
 from footnote.answer.streaming import final
 from footnote.answer.usage import TokenUsage

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from footnote.answer.evidence import SentenceSpan
 from footnote.answer.points import is_label
+from footnote.answer.sentence_spans import SentenceSpan
 from footnote.core.hits import SearchHit
 from footnote.core.vectors import closeness
 from footnote.models.base import Embedder, Vector

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from footnote.answer import gates
 from footnote.answer.across import across_languages
+from footnote.answer.asks import answerability
 from footnote.answer.budget import pack_sources
 from footnote.answer.carry import carried_into_english
 from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
@@ -21,7 +22,6 @@ from footnote.answer.evidence import (
     SECOND_QUOTE_SHARE,
     Answerable,
     Passage,
-    answerability,
     answered_probability,
     reader_candidates,
     score_sentences,

@@ -22,10 +22,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from footnote.answer.evidence import SentenceSpan
 from footnote.answer.judge import SupportJudge
 from footnote.answer.policy import JUDGE_THRESHOLD
 from footnote.answer.prompt import NO_ANSWERS
+from footnote.answer.sentence_spans import SentenceSpan
 from footnote.answer.spans import Scored, SpanScores, holds_novel
 from footnote.answer.terms import content_terms
 from footnote.core.hits import SearchHit

@@ -22,15 +22,14 @@ beyond the question, or is itself a question (an FAQ's heading), scores less.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from footnote.answer.asks import agreement_of, asked_kinds, asked_tokens
 from footnote.answer.policy import EVIDENCE_TOKENS
+from footnote.answer.sentence_spans import SentenceSpan, covered_weight, lead_in
 from footnote.answer.terms import content_terms
 from footnote.core.hits import SearchHit
-from footnote.core.sentences import split_sentences
-from footnote.core.stopwords import CLAIM_STOP_WORDS
 from footnote.core.vectors import closeness
 from footnote.models.base import Vector
 from footnote.models.sentence_reader import reader_input
@@ -43,8 +42,6 @@ from footnote.models.sentence_reader import reader_input
 KEYWORD_WEIGHT = 0.4
 DENSE_WEIGHT = 0.2
 RANK_WEIGHT = 0.2
-CONTEXT_DISCOUNT = 0.7
-CONTEXT_SENTENCES = 3
 TYPED_BONUS = 0.3
 # RGB en_fact reading: citation precision 0.659 with it, 0.619 without; docqa-dev unchanged
 # (benchmarks/results/answers_*-agreement-20261203.json against *-default-rule-20261203.json).
@@ -78,167 +75,6 @@ SECOND_QUOTE_SHARE = 0.8
 # 0.7375; squad2-dev's and RGB's paragraphs, one line each, are unchanged. Grown so for prose too,
 # squad2-dev's best passage held an unanswerable question's distractor 0.672 -> 0.713.
 MAX_PASSAGE_TOKENS = 160
-
-
-_ASKS_YEAR = re.compile(r"\b(?:what|which) year\b|^\s*when (?:was|did|were)\b", re.IGNORECASE)
-_ASKS_VERSION = re.compile(r"\b(?:what|which)(?: [\w.+-]+){0,3} (?:version|release)\b", re.IGNORECASE)
-_ASKS_NUMBER = re.compile(
-    r"\bhow (?:many|much|long|large|big|deep|far|old|often|precise|fast|wide|high|small)\b"
-    r"|\b(?:size|number|percentage|port|limit|level|range|exit status|return code|width|length|timeout"
-    r"|seconds|bytes|depth|rounds|count)\b"
-    r"|\b(?:at most|at least|maximum|minimum|oldest|newest|highest|lowest|earliest|latest)\b",
-    re.IGNORECASE,
-)
-_ASKS_CODE = re.compile(
-    r"\b(?:option|flag|switch|command|function|macro|variable|setting|method|call|directive|keyword"
-    r"|parameter|operator|delimiters?|syntax|action|type|argument|define|constant|extension|class|module)\b"
-    r"|\bhow (?:do|can|would|should) (?:i|you|one)\b",
-    re.IGNORECASE,
-)
-# "What does exit status 2 mean?" names its number and asks for words.
-_ASKS_MEANING = re.compile(
-    r"\bwhat (?:does|do|did)\b.*\b(?:mean|indicate|stand for|signify|do)\b|\bwhat went wrong\b", re.IGNORECASE
-)
-# "By default, how many…", "…unless -B is given", "…if AccuracySec= is left unset": the answer is
-# a default, so only a passage that states one can hold it.
-_ASKS_DEFAULT = re.compile(
-    r"\b(?:by default|default|defaults|unless|out of the box|left unset)\b"
-    r"|\b(?:is|are) not (?:given|set|specified)\b|\b(?:when|if) (?:no|none|not)\b",
-    re.IGNORECASE,
-)
-_STATES_DEFAULT = re.compile(
-    r"\b(?:default(?:s|ed)?|otherwise|unless|omitted|unset|implied|implicit(?:ly)?)\b"
-    r"|\b(?:if|when) (?:not|no|none)\b",
-    re.IGNORECASE,
-)
-_ASKS_NAME = re.compile(r"^\s*who\b|\bwhose\b|\bwho (?:wrote|created|made|invented)\b", re.IGNORECASE)
-_YEAR = re.compile(r"\b(?:1[5-9]|20)\d\d\b")
-_VERSION = re.compile(r"\d+\.\d+")
-# A section or list number ("4.", "6.6.1.", "2)") starting a line says where, not what.
-_SECTION_NUMBER = re.compile(r"^\(?\d+(?:\.\d+)*[.)]?$")
-# An option, identifier, assignment, call, constant, path or quoted literal.
-_CODE = re.compile(r"^[-+]{1,2}\w|\w_\w|\w=|\w\(|[a-z][A-Z]|^[A-Z][A-Z0-9]{2,}$|`|\w/\w|\w\.\w|^['\"<$]|%")
-_STRIP = ".,;:()[]{}\"'\u2018\u2019\u201c\u201d"
-
-
-def asked_kinds(question: str) -> frozenset[str]:
-    """What kind of token an answer to `question` holds: "year", "version", "number", "code" and/or "name"."""
-    kinds: set[str] = set()
-    if _ASKS_MEANING.search(question):
-        return frozenset()
-    if _ASKS_YEAR.search(question):
-        kinds.add("year")
-    elif _ASKS_VERSION.search(question):
-        kinds.add("version")
-    elif _ASKS_NUMBER.search(question):
-        kinds.add("number")
-    if _ASKS_CODE.search(question):
-        kinds.add("code")
-    if _ASKS_NAME.search(question):
-        kinds.add("name")
-    return frozenset(kinds)
-
-
-def holds_asked_token(sentence: str, question: str, kinds: frozenset[str]) -> bool:
-    """Whether `sentence` holds a token of one of `kinds` that `question` does not contain."""
-    return bool(asked_tokens(sentence, question, kinds))
-
-
-def asked_tokens(sentence: str, question: str, kinds: frozenset[str]) -> set[str]:
-    """The tokens of one of `kinds` in `sentence` that `question` does not contain, lower-cased:
-    the values an answer to `question` could be."""
-    asked = question.lower()
-    found: set[str] = set()
-    for position, raw in enumerate(sentence.split()):
-        word = raw.strip(_STRIP) or raw
-        if word.lower() in asked or (position == 0 and _SECTION_NUMBER.match(raw)):
-            continue
-        if (
-            ("year" in kinds and _YEAR.search(word))
-            or ("version" in kinds and _VERSION.search(word))
-            or ("number" in kinds and any(c.isdecimal() for c in word))
-            or ("code" in kinds and _CODE.search(raw.strip(".,;:")))
-            or ("name" in kinds and word[:1].isupper() and word[1:].islower())
-        ):
-            found.add(word.lower())
-    return found
-
-
-def agreement(question: str, sources: Sequence[int], texts: Sequence[str]) -> list[float]:
-    """Per sentence (of source `sources[i]`, text `texts[i]`): the largest share of the other
-    sources that also hold one of its candidate answer values. Sources that agree on a value
-    are likelier to state the answer than one that stands alone (news passages about the same
-    event; a value a manual repeats in several sections)."""
-    kinds = asked_kinds(question)
-    return _agreement(sources, [asked_tokens(text, question, kinds) if kinds else set() for text in texts])
-
-
-def _agreement(sources: Sequence[int], values: Sequence[set[str]]) -> list[float]:
-    """`agreement` of sentences whose candidate values (`asked_tokens`) are already found."""
-    others = len(set(sources)) - 1
-    if others < 1:
-        return [0.0] * len(values)
-    # A capitalised function word ("However", "In") is no value, however many sources hold it.
-    named = [found - CLAIM_STOP_WORDS for found in values]
-    by_source: dict[int, set[str]] = {}
-    for source, found in zip(sources, named, strict=True):
-        by_source.setdefault(source, set()).update(found)
-    shares = []
-    for source, found in zip(sources, named, strict=True):
-        held = (sum(value in seen for other, seen in by_source.items() if other != source) for value in found)
-        shares.append(max(held, default=0) / others)
-    return shares
-
-
-@dataclass(frozen=True)
-class SentenceSpan:
-    """One sentence of one retrieved chunk, with what scoring needs to know of it."""
-
-    source: int  # 0-based index into the hits
-    position: int  # index of the sentence in its chunk
-    start: int  # character span in the chunk text
-    end: int
-    terms: frozenset[str]
-    vector: Vector | None = None
-    paragraph: int = 0  # index of its paragraph in the chunk (blank lines separate paragraphs)
-    block: int = 0  # index of its block: a paragraph with those indented deeper below it
-
-
-def _has_blank_line(gap: str) -> bool:
-    """Whether `gap` holds a line of nothing but spaces and tabs between two line breaks."""
-    return any(not line.strip(" \t") for line in gap.split("\n")[1:-1])
-
-
-def _indent(text: str, start: int, known: bool = True) -> int | None:
-    """The spaces before `start` on its line; None where they are not known (a chunk that may
-    begin inside a line) or the line holds other text before it."""
-    line = text.rfind("\n", 0, start) + 1
-    before = text[line:start]
-    if not known or before.strip(" \t"):
-        return None
-    return len(before.expandtabs())
-
-
-def sentence_spans(hits: Sequence[SearchHit]) -> list[SentenceSpan]:
-    """Every sentence of every hit with its terms, paragraph and block, in order. A paragraph
-    indented deeper than the one that began its block belongs to that block: a manual's option
-    line and the description set in below it, an item and what is nested under it."""
-    spans: list[SentenceSpan] = []
-    for source, hit in enumerate(hits):
-        paragraph, block, last_end, block_indent = 0, 0, 0, None
-        for position, (start, end) in enumerate(split_sentences(hit.text)):
-            if not position:
-                block_indent = _indent(hit.text, start, hit.text[:1].isspace())
-            elif _has_blank_line(hit.text[last_end:start]):
-                paragraph += 1
-                indent = _indent(hit.text, start)
-                if block_indent is None or indent is None or indent <= block_indent:
-                    block += 1
-                    block_indent = indent
-            terms = frozenset(content_terms(hit.text[start:end]))
-            spans.append(SentenceSpan(source, position, start, end, terms, paragraph=paragraph, block=block))
-            last_end = end
-    return spans
 
 
 @dataclass(frozen=True)
@@ -357,10 +193,10 @@ def score_sentences(
     kinds = asked_kinds(question)
     # The values a sentence could answer with: what earns the typed bonus and what sources agree on.
     values = [asked_tokens(text, question, kinds) if kinds else set() for text in texts]
-    agreed = _agreement([s.source for s in sentences], values)
+    agreed = agreement_of([s.source for s in sentences], values)
     scores: list[float] = []
     for sentence, found, shared in zip(sentences, values, agreed, strict=True):
-        keyword = _covered(idf, sentence, _context(sentence, by_position))
+        keyword = covered_weight(idf, sentence, lead_in(sentence, by_position))
         dense = 0.0
         if question_vector is not None and sentence.vector is not None:
             dense = closeness(question_vector, sentence.vector)
@@ -371,91 +207,6 @@ def score_sentences(
             score += TYPED_BONUS
         scores.append(score)
     return scores
-
-
-def answerability(
-    question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str], prose: bool = False
-) -> float:
-    """How well the sources can answer `question`: the best of `coverages`."""
-    if not content_terms(question):
-        return 1.0
-    return max(coverages(question, sentences, texts, prose), default=0.0)
-
-
-def coverages(
-    question: str, sentences: Sequence[SentenceSpan], texts: Sequence[str], prose: bool = False
-) -> list[float]:
-    """How well each sentence can answer `question`: the weighted share of its terms that the
-    sentence (with its paragraph's lead-in) covers, if it holds a token of the kind asked for (any
-    sentence when the question asks for no particular kind) and, for a question asking for a
-    default, if it states one or stands beside one; else 0. `prose`: an answer that may be told
-    in words (a broad question's: a procedure, a summary, a comparison) is not held to code,
-    while a number, year, version or name it asks for must still be there."""
-    asked = content_terms(question)
-    total = sum(asked.values())
-    if not total:
-        return [1.0] * len(sentences)
-    kinds = asked_kinds(question) - {"code"} if prose else asked_kinds(question)
-    by_position = {(s.source, s.position): s for s in sentences}
-    defaults = _stating_default(sentences, texts) if _ASKS_DEFAULT.search(question) else None
-    covered = []
-    for index, (sentence, text) in enumerate(zip(sentences, texts, strict=True)):
-        if (kinds and not holds_asked_token(text, question, kinds)) or (
-            defaults is not None and index not in defaults
-        ):
-            covered.append(0.0)
-        else:
-            covered.append(_covered(asked, sentence, _context(sentence, by_position)) / total)
-    return covered
-
-
-def _stating_default(sentences: Sequence[SentenceSpan], texts: Sequence[str]) -> set[int]:
-    """The sentences that state a default, or sit next to one in their paragraph ("-B size …
-    Larger buffers cost memory. The default is 32768 bytes.")."""
-    stating = {i for i, text in enumerate(texts) if _STATES_DEFAULT.search(text)}
-    near = set(stating)
-    for i in stating:
-        for j in (i - 1, i + 1):
-            beside = 0 <= j < len(sentences) and sentences[j].source == sentences[i].source
-            if beside and sentences[j].paragraph == sentences[i].paragraph:
-                near.add(j)
-    return near
-
-
-def _covered(
-    weights: dict[str, float], sentence: SentenceSpan, context: list[tuple[frozenset[str], float]]
-) -> float:
-    """The weight of the terms `sentence` holds, and of those only its context holds, discounted."""
-    covered = 0.0
-    for term, weight in weights.items():
-        if term in sentence.terms:
-            covered += weight
-        else:
-            covered += weight * max((discount for terms, discount in context if term in terms), default=0.0)
-    return covered
-
-
-def _context(
-    sentence: SentenceSpan, by_position: dict[tuple[int, int], SentenceSpan]
-) -> list[tuple[frozenset[str], float]]:
-    """The terms of the sentences before `sentence` in its paragraph, each with its discount:
-    an option's description names the option once, and its default comes sentences later."""
-    context = []
-    weight = CONTEXT_DISCOUNT
-    back = 1
-    while True:
-        before = by_position.get((sentence.source, sentence.position - back))
-        if before is None or before.paragraph != sentence.paragraph:
-            break
-        if back <= CONTEXT_SENTENCES:
-            context.append((before.terms, weight))
-            weight *= CONTEXT_DISCOUNT
-        lead = before
-        back += 1
-    if back > CONTEXT_SENTENCES + 1:
-        # The paragraph's first line leads every later one: a table's header, an option's name.
-        context.append((lead.terms, CONTEXT_DISCOUNT**2))
-    return context
 
 
 def select_passages(

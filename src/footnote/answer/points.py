@@ -22,8 +22,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from footnote.answer.evidence import Passage, SentenceSpan
+from footnote.answer.evidence import Passage
 from footnote.answer.policy import POINT_WORDS
+from footnote.answer.sentence_spans import SentenceSpan
 from footnote.answer.terms import says_again
 from footnote.core.cjk import count_words
 from footnote.core.hits import SearchHit

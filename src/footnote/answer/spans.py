@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from footnote.answer.evidence import SentenceSpan, sentence_spans
+from footnote.answer.sentence_spans import SentenceSpan, sentence_spans
 from footnote.answer.terms import content_terms, lexical_support
 from footnote.core.hits import SearchHit
 from footnote.core.vectors import closeness

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TextIO
 
 from footnote.answer.citations import CitationChecker
-from footnote.answer.evidence import SentenceSpan, reader_candidates
+from footnote.answer.evidence import reader_candidates
+from footnote.answer.sentence_spans import SentenceSpan
 from footnote.answer.terms import content_terms
 from footnote.core.hits import SearchHit
 from footnote.core.sentences import split_sentences
