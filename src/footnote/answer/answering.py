@@ -7,29 +7,21 @@ no installed model reads it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, partial
 from typing import TYPE_CHECKING
 
 from footnote.answer import gates
-from footnote.answer.across import across_languages
-from footnote.answer.asks import answerability
 from footnote.answer.budget import pack_sources
-from footnote.answer.carry import carried_into_english
+from footnote.answer.carry import carried_question
 from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
 from footnote.answer.evidence import (
     SECOND_QUOTE_SHARE,
     Answerable,
     Passage,
-    answered_probability,
-    reader_candidates,
-    score_sentences,
-    select_passages,
-    with_reader,
-    with_similarity,
 )
-from footnote.answer.history import Standalone, condense_question, leans_on_conversation, recent_turns
+from footnote.answer.history import Standalone, recent_turns, standalone_question
 from footnote.answer.points import ScoredSentences, select_points
 from footnote.answer.policy import (
     EVIDENCE_ANSWER_SENTENCES,
@@ -37,27 +29,24 @@ from footnote.answer.policy import (
     EVIDENCE_READER,
     EXTRACT_READER,
 )
-from footnote.answer.prompt import build_evidence_messages, build_messages, wording
+from footnote.answer.prompt import Prompt, build_evidence_messages, build_messages, wording
+from footnote.answer.reading import Reading
 from footnote.answer.related import suggest_related
 from footnote.answer.result import Answer, AnswerEvent, Asked, DoneEvent, SentenceEvent, SourcesEvent
 from footnote.answer.retell import Retelling
 from footnote.answer.streaming import Clock, Draft, generate_checked, with_quote
 from footnote.answer.usage import (
     ANSWER_STEP,
-    CARRY_STEP,
-    CONDENSE_STEP,
     RELATED_STEP,
     RETELL_STEP,
     MeteredGenerator,
     TokenUsage,
 )
 from footnote.core.hits import SearchHit
-from footnote.core.language import ENGLISH, UNKNOWN, reads
+from footnote.core.language import ENGLISH
 from footnote.core.sentences import is_line_item
 from footnote.errors import QueryError
-from footnote.models.base import Embedder, GenerationParams, Message
-from footnote.models.registry import rewrites_follow_ups
-from footnote.models.sentence_reader import NO_ANSWER_CANDIDATE
+from footnote.models.base import Message
 from footnote.retrieval.retriever import RetrievalParams
 
 if TYPE_CHECKING:
@@ -74,15 +63,6 @@ class Conversation:
     history: Sequence[Message] | None
     instruction: str
     usage: TokenUsage
-
-
-@dataclass(frozen=True)
-class Prompt:
-    """What the model is asked (no messages: the reader generates nothing) and with what limits."""
-
-    messages: list[Message]
-    params: GenerationParams
-    sentences: int = 0  # the most sentences the model may write (0: no limit)
 
 
 @dataclass
@@ -106,6 +86,19 @@ class Answering:
     # A carried question's answer, retold in the language it was asked in after the quotes.
     retelling: Retelling | None = None
 
+    @property
+    def reading(self) -> Reading:
+        """How this answer reads its sources: which of them, and by which model."""
+        return Reading(self.engine, self.language)
+
+    def retrieval(self) -> RetrievalParams:
+        """What a question in this language is retrieved with (`Reading.retrieval`)."""
+        return self.reading.retrieval()
+
+    def kept(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """The hits an answer reads (`Reading.kept`)."""
+        return self.reading.kept(hits)
+
     def condense(
         self,
         question: str,
@@ -113,47 +106,14 @@ class Answering:
         usage: TokenUsage,
         search: Callable[[str], list[SearchHit]] | None = None,
     ) -> Standalone:
-        """`question` rewritten to stand alone after `history` (counted under "condense") when it
-        leans on the conversation; as written when it does not. `search` finds a query's sources
-        (the engine's own by default); a caller that searches again may hand in one that keeps
-        what it found."""
-        engine = self.engine
-        question = check_question(question)
-        policy = engine.policy
-        turns = recent_turns(history, policy.history_turns)
-        find = search or (lambda query: engine.retriever.search(query, policy.retrieval))
-
-        def top_document(query: str) -> int | None:
-            hits = find(query)
-            return hits[0].document_id if hits else None
-
-        if not turns or not leans_on_conversation(question, turns, top_document):
-            return Standalone.as_written(question)
-        generator = MeteredGenerator(engine.generator, usage, CONDENSE_STEP)
-        rewrite = rewrites_follow_ups(engine.generator.name)
-        return condense_question(
-            generator, history, question, policy.generation, policy.history_turns, rewrite=rewrite
-        )
+        """`question` made to stand alone after `history` (`history.standalone_question`)."""
+        return standalone_question(self.engine, check_question(question), history, usage, search)
 
     def carried(self, question: str, hits: Sequence[SearchHit], usage: TokenUsage) -> str | None:
-        """`question` in English, put there by the model that answers its language (counted under
-        "carry"), when the sentence reader does not read the question but reads English and most
-        of `hits` are not in the question's language: English ones, or none found, its words
-        meeting none of the documents' (`footnote.answer.carry`). None otherwise, or when the
-        model's reply is not one English question."""
-        engine = self.engine
-        reader = engine.support.reader
-        if (
-            not engine.policy.carry_questions
-            or self.notice  # no model here reads the question
-            or reader is None
-            or reads(reader.languages, self.language)
-            or not reads(reader.languages, ENGLISH)
-        ):
+        """`question` in English where it is carried there (`carry.carried_question`)."""
+        if self.notice:  # no model here reads the question
             return None
-        if hits and 2 * sum(hit.language == self.language for hit in hits) >= len(hits):
-            return None
-        return carried_into_english(MeteredGenerator(engine.generator, usage, CARRY_STEP), question)
+        return carried_question(self.engine, self.language, question, hits, usage)
 
     def events(
         self,
@@ -182,7 +142,7 @@ class Answering:
         checker = engine.support.checker(sources, question, policy.judge_threshold)
         broad = self._needs_points(question)
         passages, answerable, scored = (
-            self._evidence(question, checker, in_context or question, prose=broad)
+            self.reading.evidence(question, checker, in_context or question, prose=broad)
             if policy.reads_evidence
             else ([], Answerable(), None)
         )
@@ -192,25 +152,10 @@ class Answering:
         if declined is not None:
             yield DoneEvent(declined)
             return
-        points = (
-            select_points(sources, scored, policy.point_words)
-            if broad and scored is not None and scored.spans
-            else []
-        )
         written = Written()
-        if points:
-            # A question that needs several passages is answered with them, quoted: nothing is
-            # generated that the check could not support.
-            passages, prompt = points, Prompt([], policy.generation)
-            yield from self._quote_points(checker, points, written)
-        else:
-            # A retold answer's own sentences are the retelling's, in the asker's language.
-            prompt = (
-                Prompt([], policy.generation)
-                if self.retelling is not None
-                else self._prompt(question, sources, passages, turns, conversation.instruction)
-            )
-            yield from self._write(question, checker, passages, prompt, clock, written, conversation.usage)
+        passages, prompt = yield from self._compose(
+            question, checker, passages, scored if broad else None, turns, conversation, clock, written
+        )
         if self.retelling is not None:
             yield from self._retold(self.retelling, checker, written, conversation.usage)
         clock.mark("total")
@@ -220,6 +165,36 @@ class Answering:
             clock.mark("related")
         withheld = gates.unmatched_citations(answer, policy, no_answer)
         yield DoneEvent(answer if withheld is None else withheld)
+
+    def _compose(
+        self,
+        question: str,
+        checker: CitationChecker,
+        passages: list[Passage],
+        scored: ScoredSentences | None,
+        turns: Sequence[Message],
+        conversation: Conversation,
+        clock: Clock,
+        written: Written,
+    ) -> Generator[AnswerEvent, None, tuple[list[Passage], Prompt]]:
+        """The answer's body, into `written`: the points of a broad question's sentences as read
+        (`scored`), quoted; else what the model writes from `passages`, checked. Returns the
+        passages it stands on and the prompt it was written with."""
+        policy = self.engine.policy
+        points = select_points(checker.sources, scored, policy.point_words) if scored and scored.spans else []
+        if points:
+            # A question that needs several passages is answered with them, quoted: nothing is
+            # generated that the check could not support.
+            yield from self._quote_points(checker, points, written)
+            return points, Prompt([], policy.generation)
+        # A retold answer's own sentences are the retelling's, in the asker's language.
+        prompt = (
+            Prompt([], policy.generation)
+            if self.retelling is not None
+            else self._prompt(question, checker.sources, passages, turns, conversation.instruction)
+        )
+        yield from self._write(question, checker, passages, prompt, clock, written, conversation.usage)
+        return passages, prompt
 
     def _prompt(
         self,
@@ -382,107 +357,10 @@ class Answering:
     def _unknown_words(self, question: str, sources: Sequence[SearchHit]) -> list[str]:
         """The named words of `question` no document holds, when the policy declines on them; none
         where the sources are read across languages (the question's words cannot meet theirs)."""
-        if not self.engine.policy.decline_unknown or self._across(sources) is not None:
+        if not self.engine.policy.decline_unknown or self.reading.across(sources) is not None:
             return []
         indexed = self.engine.retriever.unknown_words
         return gates.unknown_words(question, sources, indexed, english=self.language == ENGLISH)
-
-    def _evidence(
-        self, question: str, checker: CitationChecker, reader_question: str, prose: bool = False
-    ) -> tuple[list[Passage], Answerable, ScoredSentences]:
-        """The passages of the sources most likely to answer `question`, best first, how likely
-        it is that one of the sources answers at all (only by sentences holding the kind of token
-        it asks for; `prose`, a broad question's, is not held to code: its procedure may be told
-        in words), and every sentence as it was read; the sentence reader reads
-        `reader_question`."""
-        reader = self.engine.support.reader
-        across = self._across(checker.sources)
-        question_read = reader is not None and reads(reader.languages, self.language)
-        reader_reads = question_read and across is None
-        # Where the reader reads, only its best sentences are embedded before the quote
-        # (`with_similarity`); the rest are embedded once the quote is shown, for checking what
-        # the model writes.
-        spans = checker.sentence_spans(vectors=not reader_reads and across is None)
-        texts = [checker.sources[s.source].text[s.start : s.end] for s in spans]
-        similarity: float | None = None
-        # The embedder's question vector is made only for the blend that reads with it.
-        question_vector = None if reader_reads or across is not None else checker.question_vector
-        if across is not None and spans:
-            spans, question_vector, similarity = across_languages(
-                across, question, checker.sources, spans, texts
-            )
-        scores = score_sentences(question, spans, question_vector, texts)
-        read: list[float] = []
-        answered: list[float] = []  # the logits weighed against the no-answer candidate's
-        no_answer: float | None = None
-        if reader is not None and reader_reads and spans:
-            candidates = reader_candidates(checker.sources, spans, texts)
-            if reader.no_answer:
-                reading = reader.read(reader_question, [*candidates, NO_ANSWER_CANDIDATE])
-                read = reading.scores[:-1]
-                *answered, no_answer = reading.answered or reading.scores
-            else:
-                read = answered = reader.score(reader_question, candidates)
-            scores = with_reader(scores, read)
-            if checker.embedder is not None and checker.question_vector is not None:
-                scores = with_similarity(scores, texts, checker.question_vector, checker.embed_sentences)
-        count_tokens = self.engine.generator.count_tokens
-        passages = select_passages(
-            checker.sources, spans, scores, count_tokens, self.engine.policy.evidence_tokens
-        )
-        # The reader joins the decision to decline only with its own floor set.
-        floor = self.engine.policy.reader_floor
-        best_read = answered_probability(answered, no_answer) if answered and floor else None
-        scored = ScoredSentences(spans, texts, read or scores)
-        coverage = answerability(question, spans, texts, prose)
-        answerable = Answerable(coverage, best_read, similarity, question_read=question_read)
-        return passages, answerable, scored
-
-    def retrieval(self) -> RetrievalParams:
-        """What a question in this language is retrieved with: more sources
-        (`across_language_sources`) where the multilingual embedder may read them in the sentence
-        reader's place, the question's words being unable to meet the documents' (broad-dev's
-        Chinese questions hold their key points in the first 5 English chunks 0.50 of the time,
-        in the first 10 0.75). `kept` cuts them back where it does not read them."""
-        params = self.engine.policy.retrieval
-        if not self._may_read_across():
-            return params
-        return replace(params, limit=max(params.limit, self.engine.policy.across_language_sources))
-
-    def kept(self, hits: list[SearchHit]) -> list[SearchHit]:
-        """The hits an answer reads: the usual number of them unless the multilingual embedder
-        reads them (most of them in another language than the question)."""
-        limit = self.engine.policy.retrieval.limit
-        return hits if len(hits) <= limit or self._across(hits) is not None else hits[:limit]
-
-    def _may_read_across(self) -> bool:
-        """Whether the multilingual embedder may read in the sentence reader's place: there is a
-        reader, it does not read the question's language, and the embedder is on. With no reader
-        at all, the blend alone reads."""
-        support = self.engine.support
-        reader = support.reader
-        return (
-            reader is not None
-            and support.multilingual is not None
-            and not reads(reader.languages, self.language)
-        )
-
-    def _across(self, sources: Sequence[SearchHit]) -> Embedder | None:
-        """The multilingual embedder, where it reads in the sentence reader's place: where most
-        `sources` are in another language than the question, and the reader does not read both
-        (a Chinese question over English passages, or an English one over Chinese passages).
-        Within one language the blend's shared words read better (RGB zh_refine_dev end to end
-        0.725 correct against 0.675)."""
-        support = self.engine.support
-        if support.reader is None or support.multilingual is None:
-            return None
-        foreign = [hit.language for hit in sources if hit.language not in (UNKNOWN, self.language)]
-        if 2 * len(foreign) <= len(sources):
-            return None
-        languages = support.reader.languages
-        if reads(languages, self.language) and all(reads(languages, language) for language in foreign):
-            return None
-        return support.multilingual
 
     def _quote_instead(
         self, checker: CitationChecker, question: str, sentences: Sequence[AnswerSentence]

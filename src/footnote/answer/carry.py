@@ -11,8 +11,17 @@ question's Latin words. Measured by `benchmarks/across_languages.py` (docs/bench
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from footnote.answer.usage import CARRY_STEP, MeteredGenerator, TokenUsage
 from footnote.core.cjk import count_words, has_cjk
+from footnote.core.hits import SearchHit
+from footnote.core.language import ENGLISH, reads
 from footnote.models.base import GenerationParams, Generator, Message
+
+if TYPE_CHECKING:
+    from footnote.answer.engine import AnswerEngine
 
 # Examples on things no evaluation set is about; the third, with no word in Latin letters, keeps
 # the 0.5B model from leaving Chinese words untranslated ("How does蜜蜂 communicate?").
@@ -60,3 +69,24 @@ def carried_into_english(generator: Generator, question: str) -> str | None:
     if count_words(carried) > MOST_WORDS_PER_WORD * max(count_words(question), 4):
         return None
     return carried
+
+
+def carried_question(
+    engine: AnswerEngine, language: str, question: str, hits: Sequence[SearchHit], usage: TokenUsage
+) -> str | None:
+    """`question` (asked in `language`) in English, put there by the engine's model (counted
+    under "carry"), when the sentence reader does not read the question but reads English and
+    most of `hits` are not in the question's language: English ones, or none found, its words
+    meeting none of the documents'. None otherwise, or when the model's reply is not one English
+    question."""
+    reader = engine.support.reader
+    if (
+        not engine.policy.carry_questions
+        or reader is None
+        or reads(reader.languages, language)
+        or not reads(reader.languages, ENGLISH)
+    ):
+        return None
+    if hits and 2 * sum(hit.language == language for hit in hits) >= len(hits):
+        return None
+    return carried_into_english(MeteredGenerator(engine.generator, usage, CARRY_STEP), question)

@@ -20,12 +20,18 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from footnote.answer.policy import HISTORY_TURNS
 from footnote.answer.terms import content_terms
+from footnote.answer.usage import CONDENSE_STEP, MeteredGenerator, TokenUsage
+from footnote.core.hits import SearchHit
 from footnote.errors import FootnoteError
 from footnote.models.base import GenerationParams, Generator, Message
+from footnote.models.registry import rewrites_follow_ups
+
+if TYPE_CHECKING:
+    from footnote.answer.engine import AnswerEngine
 
 # Characters of each kept message shown to the model; answers are short, sources are not repeated.
 MAX_MESSAGE_CHARS = 600
@@ -184,3 +190,31 @@ def _rewritten(
 def _shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026"
+
+
+def standalone_question(
+    engine: AnswerEngine,
+    question: str,
+    history: Sequence[Message],
+    usage: TokenUsage,
+    search: Callable[[str], list[SearchHit]] | None = None,
+) -> Standalone:
+    """`question` rewritten by the engine's model to stand alone after `history` (counted under
+    "condense") when it leans on the conversation; as written when it does not. `search` finds a
+    query's sources (the engine's own by default); a caller that searches again may hand in one
+    that keeps what it found."""
+    policy = engine.policy
+    turns = recent_turns(history, policy.history_turns)
+    find = search or (lambda query: engine.retriever.search(query, policy.retrieval))
+
+    def top_document(query: str) -> int | None:
+        hits = find(query)
+        return hits[0].document_id if hits else None
+
+    if not turns or not leans_on_conversation(question, turns, top_document):
+        return Standalone.as_written(question)
+    generator = MeteredGenerator(engine.generator, usage, CONDENSE_STEP)
+    rewrite = rewrites_follow_ups(engine.generator.name)
+    return condense_question(
+        generator, history, question, policy.generation, policy.history_turns, rewrite=rewrite
+    )

@@ -6,7 +6,17 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from footnote.core.hits import SearchHit
-from footnote.models.base import Message
+from footnote.models.base import GenerationParams, Message
+
+
+@dataclasses.dataclass(frozen=True)
+class Prompt:
+    """What the model is asked (no messages: the reader generates nothing) and with what limits."""
+
+    messages: list[Message]
+    params: GenerationParams
+    sentences: int = 0  # the most sentences the model may write (0: no limit)
+
 
 NO_ANSWER = "The documents do not contain an answer to this question."
 
