@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer.engine import Answer, DoneEvent
+from footnote.answer.result import Answer, DoneEvent
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.core.cjk import has_cjk

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer.engine import Answer, DoneEvent, SentenceEvent
 from footnote.answer.render import render_markdown
+from footnote.answer.result import Answer, DoneEvent, SentenceEvent
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.models.base import Embedder

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from footnote.answer.engine import DoneEvent, SentenceEvent
 from footnote.answer.render import render_markdown
+from footnote.answer.result import DoneEvent, SentenceEvent
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.models.base import Embedder

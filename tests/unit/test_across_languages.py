@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer.engine import Answer, AnswerEngine, AnswerPolicy, SupportModels
-from footnote.answer.policy import EXTRACT_READER
+from footnote.answer.citations import SupportModels
+from footnote.answer.engine import AnswerEngine
+from footnote.answer.policy import EXTRACT_READER, AnswerPolicy
+from footnote.answer.result import Answer
 from footnote.application import Application
 from footnote.core.hits import SearchHit
 from footnote.models.base import Embedder, Vector

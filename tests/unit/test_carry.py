@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from footnote.answer.carry import carried_into_english, carry_messages
-from footnote.answer.engine import AnswerEngine, AnswerPolicy, SupportModels
-from footnote.answer.policy import EXTRACT_READER
+from footnote.answer.citations import SupportModels
+from footnote.answer.engine import AnswerEngine
+from footnote.answer.policy import EXTRACT_READER, AnswerPolicy
 from footnote.answer.prompt import carried_notice
 from footnote.answer.result import DoneEvent
 from footnote.answer.usage import CARRY_STEP, TokenUsage

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from footnote.answer.citations import CitationChecker, is_no_answer
-from footnote.answer.engine import DoneEvent, SourcesEvent
 from footnote.answer.prompt import NO_ANSWER_ZH, SYSTEM_PROMPT_ZH, no_reader_notice
+from footnote.answer.result import DoneEvent, SourcesEvent
 from footnote.application import Application, create_app
 from footnote.config import Settings
 from footnote.core.hits import SearchHit

@@ -10,21 +10,13 @@ from pathlib import Path
 import pytest
 
 from footnote.answer import sentence_spans
-from footnote.answer.engine import (
-    MAX_QUESTION_CHARS,
-    Answer,
-    AnswerEngine,
-    AnswerEvent,
-    AnswerPolicy,
-    DoneEvent,
-    SentenceEvent,
-    SourcesEvent,
-    SupportModels,
-    TokenEvent,
-)
+from footnote.answer.answering import MAX_QUESTION_CHARS
+from footnote.answer.citations import SupportModels
+from footnote.answer.engine import AnswerEngine
 from footnote.answer.history import Standalone
-from footnote.answer.policy import EXTRACT_READER
+from footnote.answer.policy import EXTRACT_READER, AnswerPolicy
 from footnote.answer.prompt import NO_ANSWER, SYSTEM_PROMPT
+from footnote.answer.result import Answer, AnswerEvent, DoneEvent, SentenceEvent, SourcesEvent, TokenEvent
 from footnote.answer.streaming import final
 from footnote.application import Application, create_app
 from footnote.config import Settings
@@ -292,7 +284,7 @@ def test_a_model_repeating_itself_is_cut_off_at_the_first_repeat(settings: Setti
 
 
 def test_the_abstention_thresholds_come_from_the_settings(tmp_path: Path) -> None:
-    from footnote.answer.engine import ABSTAIN_BELOW, QUOTE_ABOVE
+    from footnote.answer.policy import ABSTAIN_BELOW, QUOTE_ABOVE
 
     defaults = Settings(home=tmp_path / "a")
     assert (defaults.abstain_below, defaults.quote_above) == (ABSTAIN_BELOW, QUOTE_ABOVE)

@@ -10,10 +10,10 @@ import pytest
 from footnote.answer import evidence
 from footnote.answer.asks import agreement, answerability, asked_kinds, holds_asked_token
 from footnote.answer.citations import AnswerSentence, Citation, CitationChecker
-from footnote.answer.engine import DoneEvent, SentenceEvent, SourcesEvent, TokenEvent
 from footnote.answer.evidence import DENSE_WEIGHT, score_sentences, select_passages, with_similarity
 from footnote.answer.prompt import EVIDENCE_PROMPT, NO_ANSWER
 from footnote.answer.render import render_markdown
+from footnote.answer.result import DoneEvent, SentenceEvent, SourcesEvent, TokenEvent
 from footnote.answer.sentence_spans import sentence_spans
 from footnote.answer.streaming import with_quote
 from footnote.application import Application, create_app

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from footnote.answer.citations import AnswerSentence, Citation
-from footnote.answer.engine import AnswerEngine, AnswerPolicy, SupportModels
+from footnote.answer.citations import AnswerSentence, Citation, SupportModels
+from footnote.answer.engine import AnswerEngine
 from footnote.answer.points import (
     POINT_WORDS,
     ScoredSentences,
@@ -20,7 +20,7 @@ from footnote.answer.points import (
     chunk_weights,
     select_points,
 )
-from footnote.answer.policy import EVIDENCE_READER
+from footnote.answer.policy import EVIDENCE_READER, AnswerPolicy
 from footnote.answer.prompt import NO_ANSWER
 from footnote.answer.result import Asked
 from footnote.answer.sentence_spans import sentence_spans

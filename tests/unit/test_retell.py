@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from footnote.answer.citations import AnswerSentence, CitationChecker
-from footnote.answer.engine import AnswerEngine, AnswerPolicy, SupportModels
-from footnote.answer.policy import EXTRACT_READER
+from footnote.answer.citations import AnswerSentence, CitationChecker, SupportModels
+from footnote.answer.engine import AnswerEngine
+from footnote.answer.policy import EXTRACT_READER, AnswerPolicy
 from footnote.answer.result import DoneEvent, SentenceEvent
 from footnote.answer.retell import Retelling, back_messages, literals_in, retell_messages
 from footnote.answer.usage import RETELL_STEP, TokenUsage

@@ -15,19 +15,11 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from footnote import tracing
-from footnote.answer.answering import MAX_QUESTION_CHARS, Answering, Conversation, check_question
+from footnote.answer.answering import Answering, Conversation, check_question
 from footnote.answer.citations import SupportModels
 from footnote.answer.history import Standalone
 from footnote.answer.policy import (
-    ABSTAIN_BELOW,
-    EVIDENCE_ANSWER_TOKENS,
-    EVIDENCE_FLOOR,
-    EVIDENCE_READER,
     EXTRACT_READER,
-    QUOTE_ABOVE,
-    READERS,
-    RELEVANCE_FLOOR,
-    SOURCES_READER,
     AnswerPolicy,
 )
 from footnote.answer.prompt import carried_notice, no_reader_notice
@@ -35,11 +27,7 @@ from footnote.answer.result import (
     Answer,
     AnswerEvent,
     DoneEvent,
-    SentenceEvent,
     SourcesEvent,
-    TokenEvent,
-    sentence_dict,
-    source_dict,
 )
 from footnote.answer.retell import Retelling, retells
 from footnote.answer.shape import QuestionShape
@@ -50,33 +38,6 @@ from footnote.core.hits import SearchHit
 from footnote.core.language import ENGLISH, UNKNOWN, detect_language
 from footnote.models.base import Generator, Message
 from footnote.retrieval.retriever import HybridRetriever
-
-__all__ = [
-    "ABSTAIN_BELOW",
-    "EVIDENCE_ANSWER_TOKENS",
-    "EVIDENCE_FLOOR",
-    "EVIDENCE_READER",
-    "EXTRACT_READER",
-    "MAX_QUESTION_CHARS",
-    "QUOTE_ABOVE",
-    "READERS",
-    "RELEVANCE_FLOOR",
-    "SOURCES_READER",
-    "Answer",
-    "AnswerEngine",
-    "AnswerEvent",
-    "AnswerPolicy",
-    "Conversation",
-    "DoneEvent",
-    "LanguageModels",
-    "SentenceEvent",
-    "SourcesEvent",
-    "SupportModels",
-    "TokenEvent",
-    "check_question",
-    "sentence_dict",
-    "source_dict",
-]
 
 
 class LanguageModels(Protocol):

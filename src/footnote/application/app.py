@@ -17,8 +17,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from footnote.answer.engine import Answer, AnswerEngine, AnswerEvent, AnswerPolicy, SupportModels
+from footnote.answer.citations import SupportModels
+from footnote.answer.engine import AnswerEngine
 from footnote.answer.judge import SupportJudge
+from footnote.answer.policy import AnswerPolicy
+from footnote.answer.result import Answer, AnswerEvent
 from footnote.application.answers import AnswerRequest, AnswerService
 from footnote.application.keys import key_access
 from footnote.application.models import Models

@@ -11,8 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from footnote.answer.citations import AnswerSentence, Citation
-from footnote.answer.engine import Answer
 from footnote.answer.render import MarkdownRenderer
+from footnote.answer.result import Answer
 from footnote.core.hits import SearchHit
 from footnote.store.records import DocumentRecord
 

@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from footnote.answer.engine import Answer
 from footnote.answer.judge import SupportJudge
+from footnote.answer.result import Answer
 from footnote.application import Application
 from footnote.application.answers import AnswerRequest, AnswerService
 from footnote.core.document import Block, Document

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from footnote.answer.engine import Answer, DoneEvent, SentenceEvent
+from footnote.answer.result import Answer, DoneEvent, SentenceEvent
 from footnote.answer.terms import says_twice
 from footnote.application.answers import AnswerRequest, AnswerService
 from footnote.config import Settings

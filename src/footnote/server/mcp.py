@@ -26,7 +26,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from footnote import __version__
-from footnote.answer.engine import Answer
+from footnote.answer.result import Answer
 from footnote.application.sources import source_uri
 from footnote.config import Settings
 from footnote.core.collections import EVERYTHING, Access
