@@ -16,7 +16,8 @@ by the reader(s) given. Reported, in sample and cross-validated by document side
   signal (`QUESTION_SIGNALS`), fitted on the training folds only.
 
 `--save-signals FILE` writes each question's signals as JSON lines, so a model can be fitted over
-several sets at once (as the retired `benchmarks/decline_model.py` did; docs/benchmarks.md, "Studies retired").
+several sets at once (as the retired `benchmarks/decline_model.py` did: docs/benchmarks.md,
+"Studies retired").
 
 `--read-top N` has the reader read only the blend's best N sentences of each question (the engine
 reads every one).
