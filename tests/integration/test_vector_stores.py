@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -205,10 +206,23 @@ def test_a_stalled_server_times_out_instead_of_hanging(own_chroma: ChromaServer)
 
     os.kill(pid, signal.SIGSTOP)
     try:
+        wait_until_stopped(pid)
         with pytest.raises(StoreUnavailable, match="cannot reach the Chroma server"):
             index.query(EAST, 1)
     finally:
         os.kill(pid, signal.SIGCONT)
+
+
+def wait_until_stopped(pid: int, seconds: float = 10.0) -> None:
+    """Wait until the kernel shows process `pid` stopped (state T): a signal is delivered
+    asynchronously, and on a busy machine the server could still answer the next request."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if state == "T":
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not stop within {seconds} s")
 
 
 @pytest.mark.parametrize("command", [["serve"], ["search", "apples"]])
