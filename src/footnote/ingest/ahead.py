@@ -24,8 +24,9 @@ class _Failure:
     error: BaseException
 
 
-def ahead(items: Sequence[In], make: Callable[[In], Out], depth: int) -> Iterator[Out]:
-    """`make` of each of `items`, in order, made on a background thread at most `depth` ahead."""
+def ahead(items: Sequence[In], make: Callable[[In], Out], depth: int, name: str) -> Iterator[Out]:
+    """`make` of each of `items`, in order, made on a background thread (named `name`) at most
+    `depth` ahead."""
     results: queue.Queue[Out | _Failure | _End] = queue.Queue(depth)
     stop = threading.Event()
 
@@ -49,7 +50,7 @@ def ahead(items: Sequence[In], make: Callable[[In], Out], depth: int) -> Iterato
         finally:
             put(_END)
 
-    worker = threading.Thread(target=work, name="footnote-parse", daemon=True)
+    worker = threading.Thread(target=work, name=name, daemon=True)
     worker.start()
     try:
         while not isinstance(made := results.get(), _End):

@@ -199,7 +199,7 @@ class Ingestor:
 
     def _parse_ahead(self, files: Sequence[Path]) -> Iterator[FileOutcome | _Parsed]:
         """Parse `files` on a background thread, yielding each result in order."""
-        return ahead(files, self._parse_file, PARSE_AHEAD_FILES)
+        return ahead(files, self._parse_file, PARSE_AHEAD_FILES, "footnote-parse")
 
     def _parse_file(self, path: Path) -> FileOutcome | _Parsed:
         """The file parsed and chunked, claimed until it is stored; or what became of it."""
