@@ -45,6 +45,16 @@ def shared_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _models_made_once(shared_model_dir: Path) -> Iterator[None]:
+    """The run's models for fixtures that outlive a test too: an index ingested once for a
+    module's tests is built before any test's own environment is set, and would otherwise export
+    every model again into its own home."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FOOTNOTE_MODEL_DIR", str(shared_model_dir))
+        yield
+
+
 @pytest.fixture(scope="session")
 def test_stores(request: pytest.FixtureRequest) -> Iterator[RunStores]:
     """The run's store mode, with its PostgreSQL cluster and Chroma server in the shared mode."""
