@@ -32,8 +32,8 @@ integration: install
 	$(BIN)/python -m pytest tests/integration
 
 # Two workers (pytest-xdist): the suite waits on servers, browsers and subprocesses as much as it
-# computes, so two share 2 cores well (about 18 minutes on 2 cores:
-# benchmarks/results/test-suite-two-workers-20261207.json).
+# computes, so two share 2 cores well (about 8 minutes on 2 cores:
+# benchmarks/results/test-suite-two-workers-20261207-1443.json).
 PYTEST_WORKERS ?= 2
 
 test: lint typecheck

@@ -5,7 +5,7 @@ question (asked with the same options) gets that answer again, while it is young
 `ttl` seconds and the index has not changed since. Entries are evicted least recently
 used first beyond `size`. Vectors are L2-normalised, so the cosine is a dot product.
 
-The threshold is calibrated with `benchmarks/answer_cache_threshold.py`: it embeds
+The threshold is calibrated with `benchmarks/answer_cache_threshold.py` (retired): it embeds
 SciFact claims and robustness variants of them (typos, dropped words, swapped words)
 and prints the similarity of each variant to its claim and of each claim to its nearest
 other claim. On 300 claims with the bundled MiniLM, the nearest distinct claim exceeds 0.95

@@ -9,7 +9,7 @@ calibrated threshold), every number and Latin-letter word it holds ("--continue-
 "ProxyJump") must be in the passage it cites or in the question, and it must be in the
 question's language (a copy of the quote adds nothing). The model translates a passage far more
 faithfully than it answers from one: asked to answer, its sentences mostly said something else
-than the passage ("Larry Wall是James Clark的作者。"); measured by `benchmarks/retell_check.py`
+than the passage ("Larry Wall是James Clark的作者。"); measured by `benchmarks/retell_check.py` (retired)
 (docs/benchmarks.md, "Answers retold in the asker's language").
 """
 

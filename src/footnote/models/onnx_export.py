@@ -35,8 +35,8 @@ EXPORT_FORMAT = 4  # bumped whenever the exported graph changes, so old copies a
 # (SkipLayerNormalization); on the CPU that one operator took about 5 times as long as the two
 # it replaces in MiniLM's int8 graph, so the export leaves them apart and embedder sessions keep
 # ONNX Runtime's own optimizer from fusing them again: int8 embeds a quarter to a half faster,
-# float a tenth to a fifth (`benchmarks/int8_variants.py`, `int8_variants-no-amx-20261206-022134.json`,
-# `int8_variants-no-amx-20261206-022345.json`).
+# float a tenth to a fifth (`benchmarks/int8_variants.py`, retired,
+# `int8_variants-no-amx-20261206-022134.json`, `int8_variants-no-amx-20261206-022345.json`).
 KEPT_APART = ("SkipLayerNormFusion",)
 MANIFEST = "export.json"
 MIN_PROBE_COSINE = 0.99999  # exported vectors must match torch's this closely
