@@ -86,7 +86,7 @@ def train_reader(
         # The trained weights are kept before the export, which may refuse them.
         checkpoint = target.parent / f"{target.name}.pt"
         save_weights(model, checkpoint)
-        report["checkpoint"] = str(checkpoint)
+        report["checkpoint"] = checkpoint.name  # by name, as `start` is
         licence = LICENCE + (EXTRA_LICENCE if extra else "")
         manifest = {
             "base": BASE_MODEL,
