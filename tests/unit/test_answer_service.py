@@ -9,7 +9,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from footnote.answer.result import DoneEvent, SourcesEvent
-from footnote.application.answers import AnswerRequest
+from footnote.application.answers import EMBEDDER, MODEL, AnswerRequest
 from footnote.models.base import Message
 from footnote.retrieval.source_filter import SourceFilter
 from tests.unit.server_fixtures import APPLE_REPLY, RecordingGenerator, ask_body, build
@@ -72,3 +72,27 @@ def test_given_sources_are_answered_without_retrieval_or_the_cache(tmp_path: Pat
         app.answers.ask(replace(request, source_filter=SourceFilter.parse(["glaciers"]))).sources
         == answer.sources
     )
+
+
+def test_the_steps_before_an_answer_are_given_in_one_order(tmp_path: Path) -> None:
+    _, cached = build(tmp_path / "cached", [APPLE_REPLY], answer_cache_size=8)
+    _, uncached = build(tmp_path / "uncached", [APPLE_REPLY])
+    follow_up = AnswerRequest(QUESTION.replace("apple trees", "they"), history=TURNS)
+    steps = cached.answers.steps(follow_up)
+    assert [(step.name, step.holds) for step in steps] == [("condense", MODEL), ("look up", EMBEDDER)]
+    assert [step.name for step in cached.answers.steps(AnswerRequest(QUESTION))] == ["look up"]
+    hits = tuple(cached.search(QUESTION, limit=1))
+    assert cached.answers.steps(AnswerRequest(QUESTION, sources=hits)) == []
+    assert uncached.answers.steps(follow_up) == []
+
+
+def test_the_server_runs_the_services_steps_without_naming_them() -> None:
+    # The order of the steps lives in `AnswerService.steps`; the server only schedules them.
+    server = Path(__file__).resolve().parents[2] / "src" / "footnote" / "server"
+    named = [
+        f"{path.name}: {call}"
+        for path in sorted(server.rglob("*.py"))
+        for call in (".condensed(", ".look_up(", ".condenses_first(")
+        if call in path.read_text(encoding="utf-8")
+    ]
+    assert not named, named

@@ -4,8 +4,10 @@
 retrieves within the request's collections and source filter, and answers; the HTTP routes, the
 CLI and the evaluations all call it, and `describe` tells its sources as a client is shown them.
 
-A server runs the same steps one by one, because each holds something else: `condensed` and
-`answer` the model, `look_up` the embedder, and an answer found in the cache neither.
+The steps before the answer and their order are given in one place, `AnswerService.steps`: each
+names what it holds while it runs (`MODEL`: condensing; `EMBEDDER`: the cache look-up), so that a
+server runs them on that one's pool without listing them again; `answer` then holds the model,
+and an answer found in the cache holds neither.
 
 With the answer cache on, a follow-up is looked up by its condensed, standalone question (so
 "and the second one?" after two different questions are two entries), which takes the model:
@@ -17,10 +19,10 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Generator, Hashable, Iterator, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from footnote.answer.cache import AnswerCache
 from footnote.answer.engine import AnswerEngine
@@ -78,6 +80,30 @@ class Lookup:
     found: Cached | None
 
 
+Holder = Literal["model", "embedder"]
+MODEL: Holder = "model"
+EMBEDDER: Holder = "embedder"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A request on its way to its answer: condensed where that comes first, and its answer
+    cache look-up once made."""
+
+    request: AnswerRequest
+    lookup: Lookup | None = None
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step before the answer: its name, what it holds while it runs (the model or the
+    embedder), and what it does (blocking)."""
+
+    name: str
+    holds: Holder
+    run: Callable[[Prepared], Prepared]
+
+
 class AnswerService:
     """Answers requests on one application, in any number of threads: one answer at a time
     holds a model that must not run in two threads at once (llama.cpp in-process)."""
@@ -97,9 +123,20 @@ class AnswerService:
     def run(self, request: AnswerRequest) -> Generator[AnswerEvent, None, None]:
         """The answer's events: `SourcesEvent` first, sentences as they are checked, `DoneEvent`
         last (blocking)."""
-        if self.condenses_first(request):
-            request = self.condensed(request)
-        return self.answer(request, self.look_up(request))
+        prepared = Prepared(request)
+        for step in self.steps(request):
+            prepared = step.run(prepared)
+        return self.answer(prepared.request, prepared.lookup)
+
+    def steps(self, request: AnswerRequest) -> list[Step]:
+        """The steps before the answer, in their order: a follow-up condensed where the answer
+        cache keys on its standalone question (`condenses_first`), then the cache looked up; none
+        where nothing is cached (no cache, or sources given)."""
+        if not self._cached(request):
+            return []
+        condense = Step("condense", MODEL, lambda done: replace(done, request=self.condensed(done.request)))
+        look_up = Step("look up", EMBEDDER, lambda done: replace(done, lookup=self.look_up(done.request)))
+        return [condense, look_up] if self.condenses_first(request) else [look_up]
 
     def ask(self, request: AnswerRequest) -> Answer:
         """The finished answer."""

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 
 from footnote.answer.result import Answer, AnswerEvent, DoneEvent, TokenEvent
-from footnote.application.answers import AnswerRequest, Lookup
+from footnote.application.answers import MODEL, AnswerRequest, Lookup, Prepared, Step
 from footnote.server.admission import Slot
 from footnote.server.errors import ApiError
 from footnote.server.request_class import RequestClass
@@ -123,19 +123,25 @@ async def start_answer(
     """Admit the request (429 when the generation pool is full or the wait would miss the
     request's objective) and start its run; an answer found in the cache takes no slot."""
     service = state.application.answers
-    if service.cache is None:
+    steps = service.steps(request)
+    if not steps:
         return await _generating(state, request, None, request_class)
     # Refused before the question is embedded: a request turned away costs nothing.
     state.generation.check(request_class)
-    slot = await state.generation.acquire(request_class) if service.condenses_first(request) else None
+    holds_model = any(step.holds == MODEL for step in steps)
+    slot = await state.generation.acquire(request_class) if holds_model else None
+    prepared = Prepared(request)
     try:
-        if slot is not None:
-            request = await anyio.to_thread.run_sync(_condensed, state, request)
-        lookup = await state.run_work(_looked_up, state, request)
+        for step in steps:
+            if step.holds == MODEL:
+                prepared = await anyio.to_thread.run_sync(_on_model, state, step, prepared)
+            else:
+                prepared = await state.run_work(_on_embedder, state, step, prepared)
     except BaseException:
         if slot is not None:
             slot.release()
         raise
+    request, lookup = prepared.request, prepared.lookup
     if lookup is not None and lookup.found is not None:
         if slot is not None:
             slot.release()
@@ -158,14 +164,14 @@ async def _generating(
         raise
 
 
-def _condensed(state: ServerState, request: AnswerRequest) -> AnswerRequest:
+def _on_model(state: ServerState, step: Step, prepared: Prepared) -> Prepared:
     state.models.generation()
-    return state.application.answers.condensed(request)
+    return step.run(prepared)
 
 
-def _looked_up(state: ServerState, request: AnswerRequest) -> Lookup | None:
+def _on_embedder(state: ServerState, step: Step, prepared: Prepared) -> Prepared:
     state.models.retrieval()
-    return state.application.answers.look_up(request)
+    return step.run(prepared)
 
 
 async def collect(run: AnswerRun) -> Answer:
