@@ -35,7 +35,7 @@ from footnote.models.base import Vector
 from footnote.models.sentence_reader import reader_input
 
 # Weights of the signals and of the lead-in's terms, chosen by a grid search on docqa-dev; what
-# they give is measured by `benchmarks/evidence_selection.py` (retired) (saved under benchmarks/results/).
+# they give is measured by `benchmarks/evidence_selection.py`, retired, its results under benchmarks/results/.
 # Cross-validated by document (`benchmarks/evidence_model.py`), the same grid search gives
 # passage@1 0.525 (0.575 in sample, 0.5625 for these weights), and learned listwise blends, of
 # these signals or of nine more, do no better (0.525 and 0.5125): the weights stay hand-set.
@@ -61,7 +61,7 @@ SIMILAR_SENTENCES = 12
 # Passages shown to the model (the tokens they may take in all are the policy's).
 DEFAULT_PASSAGES = 3
 # The second passage is quoted beside the first when it is from the same document and scores at
-# least this share of the first's. Over the engine's passages (benchmarks/second_passage.py (retired)), the
+# least this share of the first's. Over the engine's passages (benchmarks/second_passage.py, retired), the
 # quotes hold the answer for docqa-dev 0.60 with one, 0.6375 / 0.70 / 0.7125 at shares 0.9 / 0.8 /
 # 0.7 (a second quote in 31% / 64% / 73% of answers), for squad2-dev 0.867, 0.908 / 0.908 / 0.929
 # (13% / 26% / 41%): below 0.8 more second quotes add little. From other documents they cited
@@ -71,7 +71,7 @@ SECOND_QUOTE_SHARE = 0.8
 # fit. Text laid out in lines (a manual, a list, a table, a hard-wrapped file) grows by a sentence
 # each way again while it fits: there a value often sits a line or two below the sentence that
 # describes it (an option's default, an exit status's meaning). Over the engine's passages
-# (benchmarks/second_passage.py (retired), second quotes at 0.8) the quotes hold docqa-dev's answer 0.70 ->
+# (benchmarks/second_passage.py, retired; second quotes at 0.8) the quotes hold docqa-dev's answer 0.70 ->
 # 0.7375; squad2-dev's and RGB's paragraphs, one line each, are unchanged. Grown so for prose too,
 # squad2-dev's best passage held an unanswerable question's distractor 0.672 -> 0.713.
 MAX_PASSAGE_TOKENS = 160

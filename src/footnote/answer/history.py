@@ -9,7 +9,7 @@ rewrite that is not a question keeping the follow-up's own words and adding some
 (`keeps_follow_up`; a small model asked to rewrite often answers instead): the last question
 followed by the follow-up is searched in its place, and read too when the follow-up has few
 words of its own. Over the follow-up benchmark's leaning follow-ups
-(`benchmarks/follow_up_queries.py` (retired)), fusing that search with the follow-up's own lost answers
+(`benchmarks/follow_up_queries.py`, retired), fusing that search with the follow-up's own lost answers
 (12 of 33 against 17): a follow-up is condensed only when its own search finds another document,
 so the condensed question is searched alone.
 """

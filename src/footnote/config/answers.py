@@ -138,7 +138,7 @@ class AnswerSettings(BaseModel):
         "and then searched, read and answered as an English question, after a notice naming it; "
         "false: the multilingual embedder reads the question beside the English sentences",
     )
-    # Measured by benchmarks/retell_check.py (retired) (docs/benchmarks.md, "Answers retold in the asker's
+    # Measured by benchmarks/retell_check.py, retired (docs/benchmarks.md, "Answers retold in the asker's
     # language"): the round trip supports most of the model's translations and none put beside
     # another passage.
     retell_answers: bool = Field(
@@ -159,7 +159,7 @@ class AnswerSettings(BaseModel):
     evidence_tokens: int = Field(
         220, ge=32, le=4096, description="most tokens of selected evidence the evidence reader is shown"
     )
-    # Chosen on docqa-dev (benchmarks/reading_docqa.py (retired), extract reader with both gates off): with
+    # Chosen on docqa-dev (benchmarks/reading_docqa.py, retired; extract reader with both gates off): with
     # the relevance floor at 0.27 it declines 0.40 of the unanswerable questions and 0.087 of the
     # answerable ones; 0.34, chosen on half the questions for at most 10% false abstention, gave
     # 0.30 and 0.125 on the other half.

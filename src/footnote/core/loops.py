@@ -10,7 +10,7 @@ A small model sometimes falls into repeating a short unit ("-cj-cj-cj-cj", "--be
   within one).
 
 The thresholds were checked against every sentence of the docqa-dev and squad2-dev documents
-(`benchmarks/degenerate_text.py` (retired)): none of them is degenerate by these rules.
+(`benchmarks/degenerate_text.py`, retired): none of them is degenerate by these rules.
 """
 
 from __future__ import annotations

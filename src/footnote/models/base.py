@@ -21,7 +21,7 @@ _WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 # Every row is padded to the longest, so one long sentence in a batch of 32 short ones costs 32
 # long rows: on 2 cores, MiniLM embeds a question's source sentences 3x faster, and the reader
 # reads them 1.14x faster, in batches of at most 512 positions than in fixed batches of 32 and 16
-# (`benchmarks/batch_positions.py` (retired)).
+# (`benchmarks/batch_positions.py`, retired).
 BATCH_POSITIONS = 512
 
 

@@ -133,10 +133,9 @@ async def start_answer(
     prepared = Prepared(request)
     try:
         for step in steps:
-            if step.holds == MODEL:
-                prepared = await anyio.to_thread.run_sync(_on_model, state, step, prepared)
-            else:
-                prepared = await state.run_work(_on_embedder, state, step, prepared)
+            # A step that holds the model runs under the slot taken for it, the others on the work pool.
+            run = anyio.to_thread.run_sync if step.holds == MODEL else state.run_work
+            prepared = await run(_run_step, state, step, prepared)
     except BaseException:
         if slot is not None:
             slot.release()
@@ -164,13 +163,9 @@ async def _generating(
         raise
 
 
-def _on_model(state: ServerState, step: Step, prepared: Prepared) -> Prepared:
-    state.models.generation()
-    return step.run(prepared)
-
-
-def _on_embedder(state: ServerState, step: Step, prepared: Prepared) -> Prepared:
-    state.models.retrieval()
+def _run_step(state: ServerState, step: Step, prepared: Prepared) -> Prepared:
+    """`step` run with what it holds loaded."""
+    (state.models.generation if step.holds == MODEL else state.models.retrieval)()
     return step.run(prepared)
 
 
