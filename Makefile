@@ -33,7 +33,7 @@ integration: install
 
 # Two workers (pytest-xdist): the suite waits on servers, browsers and subprocesses as much as it
 # computes, so two share 2 cores well (about 8 minutes on 2 cores:
-# benchmarks/results/test-suite-two-workers-20261207-1443.json.gz).
+# benchmarks/results/test-suite-two-workers-20261207-1443.json.xz).
 PYTEST_WORKERS ?= 2
 
 test: lint typecheck

@@ -1,10 +1,10 @@
 """Every result file that README.md and docs/*.md cite for a figure exists in benchmarks/results/,
 every file kept there is cited by docs/benchmarks.md, and together they stay within `RESULTS_BYTES`.
 
-A citation is a code span naming a `.json.gz`, `.json`, `.png` or `.svg` file: a path under
+A citation is a code span naming a `.json.xz`, `.json`, `.png` or `.svg` file: a path under
 `benchmarks/results/`, a bare file name with a `-` in it (result files are named
 `<benchmark>-<label>-<stamp>`; a client's `mcp.json` is not one), `…/NAME` (the same folder), a glob
-(`shared_stores-*.json.gz`, which must match a file), or the shorthand `…-SUFFIX`, which
+(`shared_stores-*.json.xz`, which must match a file), or the shorthand `…-SUFFIX`, which
 shares its beginning with the file cited before it and must end exactly one file's name.
 """
 
@@ -23,8 +23,8 @@ DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _LINK_TARGET = re.compile(r"\]\(([^)\s]*benchmarks/results/[^)\s]+)\)")
-_RESULT_EXTENSIONS = (".json.gz", ".json", ".png", ".svg")
-# Result files are kept gzipped (`gzip -9 NAME.json`, cited as `NAME.json.gz`): 5 MB holds the
+_RESULT_EXTENSIONS = (".json.xz", ".json", ".png", ".svg")
+# Result files are kept compressed (`xz -9e NAME.json`, cited as `NAME.json.xz`): 5 MB holds the
 # figures the docs give, with every question of each run behind them.
 RESULTS_BYTES = 5_000_000
 _FILE_NAME = re.compile(r"[\w.+*-]+")
@@ -106,9 +106,9 @@ def cited_by(text: str, files: list[str]) -> set[str]:
 
 
 def test_a_file_is_cited_by_name_shorthand_or_glob() -> None:
-    files = ["a-1.json.gz", "a-2.json.gz", "b-overlap0-1.json.gz", "c-3.png"]
-    text = "`a-1.json.gz`, `…-overlap0-1.json.gz`, `benchmarks/results/c-*.png`, not `d-4.json.gz`"
-    assert cited_by(text, files) == {"a-1.json.gz", "b-overlap0-1.json.gz", "c-3.png"}
+    files = ["a-1.json.xz", "a-2.json.xz", "b-overlap0-1.json.xz", "c-3.png"]
+    text = "`a-1.json.xz`, `…-overlap0-1.json.xz`, `benchmarks/results/c-*.png`, not `d-4.json.xz`"
+    assert cited_by(text, files) == {"a-1.json.xz", "b-overlap0-1.json.xz", "c-3.png"}
 
 
 def test_every_kept_result_file_is_cited_by_the_benchmarks_page() -> None:
@@ -125,6 +125,6 @@ def test_the_kept_result_files_fit_their_budget() -> None:
     sizes = {path.name: path.stat().st_size for path in RESULTS.iterdir()}
     plain = sorted(name for name in sizes if name.endswith(".json"))
     assert sum(sizes.values()) <= RESULTS_BYTES, (
-        f"benchmarks/results/ holds {sum(sizes.values()):,} bytes, over {RESULTS_BYTES:,}: gzip -9 "
-        f"the plain JSON ({plain[:5]}…) and cite NAME.json.gz, or retire figures the docs no longer need"
+        f"benchmarks/results/ holds {sum(sizes.values()):,} bytes, over {RESULTS_BYTES:,}: xz -9e "
+        f"the plain JSON ({plain[:5]}…) and cite NAME.json.xz, or retire figures the docs no longer need"
     )

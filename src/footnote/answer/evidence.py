@@ -44,7 +44,7 @@ DENSE_WEIGHT = 0.2
 RANK_WEIGHT = 0.2
 TYPED_BONUS = 0.3
 # RGB en_fact reading: citation precision 0.659 with it, 0.619 without; docqa-dev unchanged
-# (benchmarks/results/answers_*-agreement-20261203.json.gz against *-default-rule-20261203.json.gz).
+# (benchmarks/results/answers_*-agreement-20261203.json.xz against *-default-rule-20261203.json.xz).
 AGREEMENT_WEIGHT = 0.1
 # Two discounts, of sentences that only restate the question's terms and of sentences that are
 # questions, were taken out together: beside the reader they moved passage@1 0.60 -> 0.5875 on

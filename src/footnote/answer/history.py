@@ -47,7 +47,7 @@ MIN_OWN_TERMS = 2
 # claim-bearing terms of its own; with more, its own words find the sentence better and it is
 # read as written. Chosen on the follow-up benchmark with each document held out in turn
 # (2 on every fold; 21 of 32 answered held out, 19 reading every one after the last question;
-# `benchmarks/results/follow_up_queries-20261204-113720.json.gz`).
+# `benchmarks/results/follow_up_queries-20261204-113720.json.xz`).
 MAX_TERMS_READ_AFTER = 2
 
 

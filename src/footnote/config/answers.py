@@ -69,6 +69,21 @@ class AnswerSettings(BaseModel):
         le=2000,
         description="the most words of the points a broad answer quotes (a CJK character counts as one)",
     )
+    # broad-dev's key points lie in the first 5 chunks for 0.76 of its broad questions, in the first
+    # 10 for 0.84; with the section model choosing among 10 its answers are complete more often
+    # (docs/benchmarks.md, "Broad questions").
+    broad_sources: int = Field(
+        10,
+        ge=1,
+        le=50,
+        description="the chunks a broad question retrieves and reads (a single-fact one keeps the first 5)",
+    )
+    answer_sections: str = Field(
+        "footnote",
+        description="the section model that weighs which chunks a broad answer draws its points from: "
+        "footnote (the one shipped in the repository, hash-checked), a file written by `footnote train "
+        "sections --out FILE`, or off (the sentence reader's weights alone)",
+    )
     answer_shape: str = Field(
         "footnote",
         description="the shape model that tells broad questions: footnote (the one shipped in the "
@@ -90,8 +105,8 @@ class AnswerSettings(BaseModel):
     )
     # Chosen on docqa-dev for the bundled reader's answer head (per fold by document 0.095 to 0.10:
     # declines 0.75 of the unanswerable questions at 0.11 false, where the evidence floor declines
-    # 0.50; benchmarks/results/reader_blend-docqa-dev-reader-b-20261205-105223.json.gz, and the same
-    # floor on squad2-dev in decline_floor-reader-answer-head-20261205-110619.json.gz).
+    # 0.50; benchmarks/results/reader_blend-docqa-dev-reader-b-20261205-105223.json.xz, and the same
+    # floor on squad2-dev in decline_floor-reader-answer-head-20261205-110619.json.xz).
     reader_floor: float = Field(
         0.10,
         ge=0.0,
@@ -105,7 +120,7 @@ class AnswerSettings(BaseModel):
     # docqa-dev documents against 60 of rgb-zh-dev's Chinese questions over the same documents
     # (in sample none of the first declined, 0.98 of the second; by two folds by document 0.17
     # and 0.90 reading 10 chunks, 0.17 and 0.97 reading 5:
-    # across_languages-zh-over-docqa-dev-20261206-233133.json.gz).
+    # across_languages-zh-over-docqa-dev-20261206-233133.json.xz).
     across_language_floor: float = Field(
         0.855,
         ge=0.0,
@@ -119,7 +134,7 @@ class AnswerSettings(BaseModel):
     # Chosen by benchmarks/english_over_chinese.py: rgb-zh-dev's questions in English over its
     # Chinese passages against docqa-dev's questions over them (in sample 0.08 false declines and
     # 0.40 of the second declined, by two folds 0.08 and 0.30:
-    # english_over_chinese-rgb-zh-dev-20261207-074952.json.gz).
+    # english_over_chinese-rgb-zh-dev-20261207-074952.json.xz).
     foreign_sources_floor: float = Field(
         0.79,
         ge=0.0,
@@ -130,7 +145,7 @@ class AnswerSettings(BaseModel):
     )
     # Chosen by benchmarks/across_languages.py: broad-dev's Chinese questions hold enough key
     # points in the first 5 retrieved chunks 0.50 of the time, in the first 10 0.75; key-point
-    # recall 0.39 and 0.43 (across_languages-zh-over-docqa-dev-20261206-233133.json.gz).
+    # recall 0.39 and 0.43 (across_languages-zh-over-docqa-dev-20261206-233133.json.xz).
     carry_questions: bool = Field(
         True,
         description="a question in a language the sentence reader does not read, over sources mostly in "

@@ -25,7 +25,7 @@ class RetrievalSettings(BaseModel):
     )
     # Chosen by benchmarks/retrieval_chinese.py weights on rgb-zh-dev's Chinese questions: 0.7971
     # at 1, 0.8059 at 2; by two folds of the questions the weights 2.5 and 1.75, held out 0.8024
-    # (retrieval_chinese-weights-rgb-zh-dev-*.json.gz).
+    # (retrieval_chinese-weights-rgb-zh-dev-*.json.xz).
     rrf_language_weight: float = Field(
         2.0,
         ge=0.0,

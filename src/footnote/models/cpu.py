@@ -14,9 +14,9 @@ bf16 matrix products pay only where the CPU has AMX tiles for them: without them
 slower than its float32 and than ONNX Runtime's int8, so AVX512_BF16 and AVX-VNNI without AMX
 take int8 through ONNX Runtime, the fastest choice measured wherever AMX is missing. With the
 tiles the two run as fast as each other, and bf16 is kept for vectors within 3e-5 of the float
-ones that do not move with the texts batched beside them (`embed_runtimes-20261206-022443.json.gz`,
-`embed_runtimes-no-amx-20261206-022556.json.gz`; before the export was fused, int8 ran 1.11x on the
-Xeon: `embed_runtimes-20261204-204214.json.gz`).
+ones that do not move with the texts batched beside them (`embed_runtimes-20261206-022443.json.xz`,
+`embed_runtimes-no-amx-20261206-022556.json.xz`; before the export was fused, int8 ran 1.11x on the
+Xeon: `embed_runtimes-20261204-204214.json.xz`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ cores and another process keeping a core busy, each step waits for a thread the 
 run yet. So the generator takes as many threads as the cores others leave free, read before each
 answer: on 2 cores with a busy loop beside, 20 docqa-dev answers took p50 1.61 s against 1.10 s
 quiet, where on both cores they took 2.68 s against 1.09 s
-(`busy_answers-docqa-dev-busy-1-20261206-224949.json.gz`).
+(`busy_answers-docqa-dev-busy-1-20261206-224949.json.xz`).
 
 What others use is sampled in the background, every `INTERVAL` seconds over the last `WINDOW`:
 the machine's busy time (`/proc/stat`) less this process's own (`/proc/self/stat`), both in

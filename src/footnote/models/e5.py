@@ -136,7 +136,7 @@ class E5Embedder(Embedder):
 def _load_engine(path: Path) -> Any:
     """The engine, its OpenMP threads sleeping while they wait unless OMP_WAIT_POLICY says
     otherwise: spinning, they made a Chinese question take 1,946 ms instead of 148 ms on two
-    cores that other work kept busy (`embed_chinese-rgb-zh-dev-20261205-032419.json.gz`). The
+    cores that other work kept busy (`embed_chinese-rgb-zh-dev-20261205-032419.json.xz`). The
     engine's OpenMP library is its own copy, which reads the variable once, when loaded; the
     process's environment is left as it was."""
     chosen = os.environ.get(OMP_WAIT)

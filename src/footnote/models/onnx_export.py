@@ -36,7 +36,7 @@ EXPORT_FORMAT = 4  # bumped whenever the exported graph changes, so old copies a
 # it replaces in MiniLM's int8 graph, so the export leaves them apart and embedder sessions keep
 # ONNX Runtime's own optimizer from fusing them again: int8 embeds a quarter to a half faster,
 # float a tenth to a fifth (`benchmarks/int8_variants.py`, retired,
-# `int8_variants-no-amx-20261206-022134.json.gz`, `int8_variants-no-amx-20261206-022345.json.gz`).
+# `int8_variants-no-amx-20261206-022134.json.xz`, `int8_variants-no-amx-20261206-022345.json.xz`).
 KEPT_APART = ("SkipLayerNormFusion",)
 MANIFEST = "export.json"
 MIN_PROBE_COSINE = 0.99999  # exported vectors must match torch's this closely
@@ -286,7 +286,7 @@ def fuse_graph(graph: Path, target: Path, config: Any) -> dict[str, int]:
     fusions.enable_skip_layer_norm = False  # see KEPT_APART
     # A bias left to its matrix product (which ONNX Runtime folds into the int8 product) and a
     # plain GELU after it: int8 embeds as fast as with the two fused as BiasGelu, or slightly
-    # faster (`int8_variants-no-amx-20261206-022134.json.gz`, `-022345.json.gz`).
+    # faster (`int8_variants-no-amx-20261206-022134.json.xz`, `-022345.json.xz`).
     fusions.enable_bias_gelu = False
     try:
         with warnings.catch_warnings():

@@ -31,7 +31,7 @@ INDEX_FORMAT_VERSION = 2  # 2: `embedder` is an identity (model@runtime-precisio
 # ANN_MIN_SEARCH (asking for more widens the search), then keeps the nearest. On SciFact the two
 # then rank the same top 10 for all 300 test queries in `footnote eval retrieval`'s hybrid search
 # (286 when asked for the wanted number) and in 295 of 300 default searches (281)
-# (benchmarks/results/shared_stores-*-20261203-*.json.gz).
+# (benchmarks/results/shared_stores-*-20261203-*.json.xz).
 ANN_OVERFETCH = 3
 ANN_MIN_SEARCH = 300
 

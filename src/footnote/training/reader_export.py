@@ -112,7 +112,7 @@ def _float_nodes(graph: Path) -> list[str]:
     wide one-sided range that one uint8 scale per batch flattens: for the shipped reader, over 60
     technical questions' candidates, every layer in int8 moved the logits 0.34 on average and
     changed the best candidate of 8% of the questions; these kept float, 0.20 and 5%, for 10 MB
-    and 4% more time (benchmarks/results/reader_int8-answer-head-reader-20261205-113436.json.gz)."""
+    and 4% more time (benchmarks/results/reader_int8-answer-head-reader-20261205-113436.json.xz)."""
     import onnx
 
     nodes = onnx.load(str(graph), load_external_data=False).graph.node
