@@ -85,9 +85,7 @@ def similarities(
         held = []
         for item in asked:
             answering = engine.for_language(detect_language(item.question))
-            hits = answering.kept(
-                item.question, engine.retriever.search(item.question, answering.retrieval())
-            )
+            hits = answering.kept(engine.retriever.search(item.question, answering.retrieval()))
             spans = sentence_spans(hits)
             texts = [hits[s.source].text[s.start : s.end] for s in spans]
             best[item.id] = across_languages(embedder, item.question, hits, spans, texts)[2] if spans else 0.0

@@ -11,11 +11,9 @@ key points found and complete answers (broad-dev), correct and quoted answers an
     python benchmarks/broad_answers.py ../shared/data/docqa-dev --home /tmp/docqa-home --tag docqa-dev
     python benchmarks/broad_answers.py ../shared/data/squad2-dev --per-source 20 --home /tmp/squad-home
 
-Broad answers are also measured as they were before the section model (`points-reader-alone`:
-the sentence reader's weights alone, over the first 5 chunks). With `--folds DATA` (the shared
-data folder the shape and section models are trained from) they are measured cross-validated
-too: each question is answered with shape and section models fitted without its document's
-questions (`footnote.training.shape`'s folds by document, at the shipped threshold and bonus).
+With `--folds DATA` (the shared data folder the shape model is trained from) broad answers are
+also measured cross-validated: each question is answered with a shape model fitted without its
+document's questions (`footnote.training.shape`'s folds by document, at the shipped threshold).
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ from typing import Any
 import numpy as np
 from reader_blend import save_result
 
-from footnote.answer.sections import SECTIONS_OFF, bundled_sections
 from footnote.answer.shape import bundled_shape
 from footnote.application import isolated_app
 from footnote.config import Settings
@@ -42,18 +39,10 @@ from footnote.evaluation.docqa import (
     evaluate_doc_questions,
     load_doc_questions,
 )
-from footnote.evaluation.sections import broad_questions, section_examples
 from footnote.models.e5 import open_e5
-from footnote.training.sections import fold_models, manifest
 from footnote.training.shape import fold_fits, folds, shape_examples
 
-# Broad answers as shipped; as before the section model (the reader's weights alone over the first
-# 5 chunks); and off.
-MODES: dict[str, dict[str, Any]] = {
-    "points": {"broad_answers": True},
-    "points-reader-alone": {"broad_answers": True, "answer_sections": SECTIONS_OFF, "broad_sources": 5},
-    "single-fact": {"broad_answers": False},
-}
+MODES = {"points": True, "single-fact": False}
 SHOWN = (
     "questions",
     "complete",
@@ -98,34 +87,18 @@ def fold_shapes(data: Path, into: Path) -> tuple[dict[str, int], list[Path]]:
     return folds(examples), paths
 
 
-def fold_sections(data: Path, home: Path, fold: dict[str, int], into: Path) -> list[Path]:
-    """Per fold (the shape's), a section model fitted without that fold's documents, with the
-    shipped model's bonus."""
-    with isolated_app("footnote-broad-", home, {**UNMEASURED, "answer_sections": SECTIONS_OFF}) as app:
-        app.ingest([data / "docqa-dev" / CORPUS_FOLDER])
-        examples = section_examples(app, broad_questions(data))
-    paths = []
-    for number, model in enumerate(fold_models(examples, bundled_sections().bonus, fold)):
-        path = into / f"sections-fold-{number}.json"
-        path.write_text(json.dumps(manifest(model)), encoding="utf-8")
-        paths.append(path)
-    return paths
-
-
 def cross_validated(folder: Path, home: Path, items: list[DocQuestion], data: Path) -> list[DocOutcome]:
-    """Every item answered with the shape and section models fitted without its document's fold."""
+    """Every item answered with the shape model fitted without its document's fold."""
     with tempfile.TemporaryDirectory() as into:
         fold, paths = fold_shapes(data, Path(into))
-        sections = fold_sections(data, home, fold, Path(into))
         by_id: dict[str, DocOutcome] = {}
-        for number, (path, section_path) in enumerate(zip(paths, sections, strict=True)):
+        for number, path in enumerate(paths):
             chosen = [
                 item
                 for item in items
                 if fold.get(item.sources[0] if item.sources else f"none-{item.id}") == number
             ]
-            settings = {"answer_shape": str(path), "answer_sections": str(section_path)}
-            for outcome in answered(folder, home, chosen, settings):
+            for outcome in answered(folder, home, chosen, {"answer_shape": str(path)}):
                 by_id[outcome.id] = outcome
     return [by_id[item.id] for item in items if item.id in by_id]
 
@@ -134,7 +107,7 @@ def run(
     folder: Path, home: Path, questions: Path | None, per_source: int | None, data: Path | None
 ) -> dict[str, Any]:
     items = load_doc_questions(folder, per_source=per_source, questions=questions)
-    runs = {mode: answered(folder, home, items, settings) for mode, settings in MODES.items()}
+    runs = {mode: answered(folder, home, items, {"broad_answers": broad}) for mode, broad in MODES.items()}
     if data is not None:
         runs["points-cross-validated"] = cross_validated(folder, home, items, data)
     reports = {}

@@ -49,7 +49,7 @@ def similarities(data: Path, index_dir: Path) -> list[dict[str, Any]]:
         engine = app.answer_engine()
         for kind, question in asked:
             answering = engine.for_language(detect_language(question))
-            hits = answering.kept(question, engine.retriever.search(question, answering.retrieval()))
+            hits = answering.kept(engine.retriever.search(question, answering.retrieval()))
             checker = engine.support.checker(hits, question, engine.policy.judge_threshold)
             _, answerable, _ = answering._evidence(question, checker, question)
             chinese = sum(hit.language == "zh" for hit in hits)

@@ -169,14 +169,6 @@ def test_a_broad_question_is_answered_with_its_points_and_nothing_generated(app:
     assert answer.prompt_tokens == 0  # the scripted generator has no reply: it was never called
 
 
-def test_a_broad_question_reads_more_chunks_than_a_single_fact(app: Application) -> None:
-    answering = engine(app).for_language("en")
-    assert answering.retrieval().limit == engine(app).policy.broad_sources == 10
-    hits = [hit(number, "Some text.") for number in range(1, 13)]
-    assert len(answering.kept("Summarize how to make coffee.", hits)) == 10
-    assert len(answering.kept("How long does coffee steep?", hits)) == 5
-
-
 def test_the_policy_sets_how_many_words_the_points_take(app: Application) -> None:
     question = "Summarize how to make coffee: boil, grind, pour."
     whole = final(engine(app).stream(question))

@@ -16,7 +16,11 @@ from footnote.answer import gates
 from footnote.answer.budget import pack_sources
 from footnote.answer.carry import carried_question
 from footnote.answer.citations import AnswerSentence, CitationChecker, is_no_answer
-from footnote.answer.evidence import SECOND_QUOTE_SHARE, Answerable, Passage
+from footnote.answer.evidence import (
+    SECOND_QUOTE_SHARE,
+    Answerable,
+    Passage,
+)
 from footnote.answer.history import Standalone, recent_turns, standalone_question
 from footnote.answer.points import ScoredSentences, select_points
 from footnote.answer.policy import (
@@ -30,9 +34,14 @@ from footnote.answer.reading import Reading
 from footnote.answer.related import suggest_related
 from footnote.answer.result import Answer, AnswerEvent, Asked, DoneEvent, SentenceEvent, SourcesEvent
 from footnote.answer.retell import Retelling
-from footnote.answer.sections import weighed_by
 from footnote.answer.streaming import Clock, Draft, generate_checked, with_quote
-from footnote.answer.usage import ANSWER_STEP, RELATED_STEP, RETELL_STEP, MeteredGenerator, TokenUsage
+from footnote.answer.usage import (
+    ANSWER_STEP,
+    RELATED_STEP,
+    RETELL_STEP,
+    MeteredGenerator,
+    TokenUsage,
+)
 from footnote.core.hits import SearchHit
 from footnote.core.language import ENGLISH
 from footnote.core.sentences import is_line_item
@@ -86,9 +95,9 @@ class Answering:
         """What a question in this language is retrieved with (`Reading.retrieval`)."""
         return self.reading.retrieval()
 
-    def kept(self, question: str, hits: list[SearchHit]) -> list[SearchHit]:
-        """The hits an answer to `question` reads (`Reading.kept`)."""
-        return self.reading.kept(hits, broad=self._needs_points(question))
+    def kept(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """The hits an answer reads (`Reading.kept`)."""
+        return self.reading.kept(hits)
 
     def condense(
         self,
@@ -171,10 +180,7 @@ class Answering:
         """The answer's body, into `written`: the points of a broad question's sentences as read
         (`scored`), quoted; else what the model writes from `passages`, checked. Returns the
         passages it stands on and the prompt it was written with."""
-        policy, shape = self.engine.policy, self.engine.shape
-        if scored and scored.spans and shape is not None:
-            reader, sources = self.engine.support.reader, checker.sources
-            scored = weighed_by(shape.sections, reader, shape.embedder, question, sources, scored)
+        policy = self.engine.policy
         points = select_points(checker.sources, scored, policy.point_words) if scored and scored.spans else []
         if points:
             # A question that needs several passages is answered with them, quoted: nothing is

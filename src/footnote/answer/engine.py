@@ -117,7 +117,7 @@ class AnswerEngine:
                 standalone = answering.condense(question, history, usage, search)
                 clock.mark("condense")
         with tracing.span("retrieve", mode=retrieval.mode, limit=retrieval.limit):
-            hits = answering.kept(standalone.question, search(standalone.query))
+            hits = answering.kept(search(standalone.query))
         clock.mark("retrieval")
         # A follow-up that does not lean on the conversation is answered as if asked alone: the
         # turns would only lengthen the prompt and move the model's words.
@@ -131,7 +131,7 @@ class AnswerEngine:
             english = self.carrying(answering.language, carried, standalone.question)
             retrieval = english.retrieval()
             with tracing.span("retrieve", mode=retrieval.mode, limit=retrieval.limit):
-                english_hits = english.kept(carried, self.retriever.search(carried, retrieval))
+                english_hits = english.kept(self.retriever.search(carried, retrieval))
             clock.mark("carry")
             carried_events = english.events(carried, english_hits, clock, conversation, carried)
             events = unless_declined(carried_events, events)

@@ -40,23 +40,20 @@ _ANNOUNCING = (":", "：")  # a sentence ending so announces the one after it
 @dataclass(frozen=True)
 class ScoredSentences:
     """The retrieved chunks' sentences as the evidence step read them: each sentence's span, its
-    text and its score (the reader's logit where it read them, `by_reader`, else the blend's)."""
+    text and its score (the reader's logit where it read them, else the blend's score)."""
 
     spans: Sequence[SentenceSpan]
     texts: Sequence[str]
     scores: Sequence[float]
-    by_reader: bool = False
 
 
 def chunk_weights(scored: ScoredSentences) -> dict[int, float]:
     """Each source's weight: the log of the summed exponentials of its sentences' scores."""
-    by_source: dict[int, list[float]] = {}
+    best = max(scored.scores, default=0.0)
+    sums: dict[int, float] = {}
     for span, score in zip(scored.spans, scored.scores, strict=True):
-        by_source.setdefault(span.source, []).append(score)
-    return {
-        source: max(scores) + math.log(sum(math.exp(score - max(scores)) for score in scores))
-        for source, scores in by_source.items()
-    }
+        sums[span.source] = sums.get(span.source, 0.0) + math.exp(score - best)
+    return {source: best + math.log(total) for source, total in sums.items()}
 
 
 def chosen_sections(

@@ -45,7 +45,6 @@ EVIDENCE_TOKENS: int = Settings.model_fields["evidence_tokens"].default
 HISTORY_TURNS: int = Settings.model_fields["history_turns"].default
 JUDGE_THRESHOLD: float = Settings.model_fields["judge_threshold"].default
 POINT_WORDS: int = Settings.model_fields["point_words"].default
-BROAD_SOURCES: int = Settings.model_fields["broad_sources"].default
 ACROSS_LANGUAGE_FLOOR: float = Settings.model_fields["across_language_floor"].default
 FOREIGN_SOURCES_FLOOR: float = Settings.model_fields["foreign_sources_floor"].default
 ACROSS_LANGUAGE_SOURCES: int = Settings.model_fields["across_language_sources"].default
@@ -61,7 +60,6 @@ class AnswerPolicy:
     reader: str = EVIDENCE_READER
     evidence_tokens: int = EVIDENCE_TOKENS
     point_words: int = POINT_WORDS  # the most words a broad answer's points take
-    broad_sources: int = BROAD_SOURCES  # the chunks a broad question retrieves and reads
     # Gates before generating: sources that match the question less, or hold no answer-shaped
     # sentence, are taken as unrelated; so is a question naming a word no document holds.
     relevance_floor: float = RELEVANCE_FLOOR
@@ -113,7 +111,6 @@ class AnswerPolicy:
             reader=s.reader,
             evidence_tokens=s.evidence_tokens,
             point_words=s.point_words,
-            broad_sources=s.broad_sources,
             relevance_floor=s.relevance_floor,
             evidence_floor=s.evidence_floor,
             decline_unknown=s.decline_unknown_names,

@@ -50,24 +50,17 @@ class Reading:
         (`across_language_sources`) where the multilingual embedder may read them in the sentence
         reader's place, the question's words being unable to meet the documents' (broad-dev's
         Chinese questions hold their key points in the first 5 English chunks 0.50 of the time,
-        in the first 10 0.75), and more where the question may be broad (`broad_sources`). `kept`
-        cuts them back where it does not read them."""
-        policy = self.engine.policy
-        limit = policy.retrieval.limit
-        if self.engine.shape is not None and policy.reads_evidence:
-            limit = max(limit, policy.broad_sources)
-        if self.may_read_across():
-            limit = max(limit, policy.across_language_sources)
-        return replace(policy.retrieval, limit=limit)
+        in the first 10 0.75). `kept` cuts them back where it does not read them."""
+        params = self.engine.policy.retrieval
+        if not self.may_read_across():
+            return params
+        return replace(params, limit=max(params.limit, self.engine.policy.across_language_sources))
 
-    def kept(self, hits: list[SearchHit], broad: bool = False) -> list[SearchHit]:
-        """The hits an answer reads: `broad_sources` of them for a `broad` question, the usual
-        number otherwise, unless the multilingual embedder reads them (most of them in another
-        language than the question)."""
-        policy = self.engine.policy
-        if self.across(hits) is not None:
-            return hits
-        return hits[: policy.broad_sources if broad else policy.retrieval.limit]
+    def kept(self, hits: list[SearchHit]) -> list[SearchHit]:
+        """The hits an answer reads: the usual number of them unless the multilingual embedder
+        reads them (most of them in another language than the question)."""
+        limit = self.engine.policy.retrieval.limit
+        return hits if len(hits) <= limit or self.across(hits) is not None else hits[:limit]
 
     def evidence(
         self, question: str, checker: CitationChecker, reader_question: str, prose: bool = False
@@ -112,21 +105,11 @@ class Reading:
         passages = select_passages(
             checker.sources, spans, scores, count_tokens, self.engine.policy.evidence_tokens
         )
-        # The reader joins the decision to decline only with its own floor set. Whether the sources
-        # answer at all is judged on the first `top_k` of them, as for any question: a broad
-        # question's further chunks offer it points, not one more lucky sentence (on squad2-dev,
-        # judged on all 10, two unanswerable questions taken as broad were answered). Read across
-        # languages, every source is judged.
-        first = len(checker.sources) if across is not None else self.engine.policy.retrieval.limit
-        judged = [i for i, span in enumerate(spans) if span.source < first]
+        # The reader joins the decision to decline only with its own floor set.
         floor = self.engine.policy.reader_floor
-        best_read = (
-            answered_probability([answered[i] for i in judged], no_answer)
-            if answered and floor and judged
-            else None
-        )
-        scored = ScoredSentences(spans, texts, read or scores, by_reader=bool(read))
-        coverage = answerability(question, [spans[i] for i in judged], [texts[i] for i in judged], prose)
+        best_read = answered_probability(answered, no_answer) if answered and floor else None
+        scored = ScoredSentences(spans, texts, read or scores)
+        coverage = answerability(question, spans, texts, prose)
         answerable = Answerable(coverage, best_read, similarity, question_read=question_read)
         return passages, answerable, scored
 

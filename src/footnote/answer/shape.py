@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from footnote.answer.sections import SectionModel
 from footnote.errors import ConfigError
 from footnote.models.base import Embedder, Vector
 from footnote.models.registry import verify_file
@@ -58,7 +57,6 @@ def read_shape(path: Path) -> ShapeModel:
 
 
 BUNDLED_SHAPE = "footnote"
-_QUESTIONS_KEPT = 256
 
 
 def open_shape(choice: str) -> ShapeModel:
@@ -84,19 +82,11 @@ def bundled_shape() -> ShapeModel:
 
 @dataclass(frozen=True)
 class QuestionShape:
-    """The shape model with the embedder it reads questions through, and the section model that
-    weighs the chunks a broad answer draws on (None: the sentence reader's weights alone)."""
+    """The shape model with the embedder it reads questions through."""
 
     embedder: Embedder
     model: ShapeModel
-    sections: SectionModel | None = None
-    # The questions read so far: an answer asks of its question more than once.
-    _read: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def needs_points(self, question: str) -> bool:
         """Whether `question` needs several passages rather than one fact."""
-        if question not in self._read:
-            if len(self._read) >= _QUESTIONS_KEPT:
-                self._read.clear()
-            self._read[question] = self.model.is_broad(self.embedder.embed_query(question))
-        return self._read[question]
+        return self.model.is_broad(self.embedder.embed_query(question))

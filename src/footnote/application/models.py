@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from footnote.answer.judge import SupportJudge, open_judge
-from footnote.answer.sections import open_sections
 from footnote.answer.shape import QuestionShape, open_shape
 from footnote.config import Settings
 from footnote.core.language import reads
@@ -244,9 +243,7 @@ class Models:
                     self.language_embedder_missing or self.settings.language_embedder,
                 )
             else:
-                self._question_shape = QuestionShape(
-                    embedder, model, open_sections(self.settings.answer_sections)
-                )
+                self._question_shape = QuestionShape(embedder, model)
             self._question_shape_read = True
         return self._question_shape
 

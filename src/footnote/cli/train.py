@@ -1,4 +1,4 @@
-"""`footnote train reader`, `shape` and `sections`: rebuild footnote's own models from the data."""
+"""`footnote train reader`: rebuild footnote's sentence reader from the data, with a fixed seed."""
 
 from __future__ import annotations
 
@@ -114,16 +114,15 @@ def _print_reader_report(report: dict[str, Any], target: Path | None) -> None:
 
 
 @contextmanager
-def progress_bar(label: str, quiet: bool, loss: bool = True) -> Iterator[Callable[[int, int, float], None]]:
-    """A bar on standard error advanced by (step, total, loss), the loss shown if `loss`;
-    nothing when `quiet`."""
+def progress_bar(label: str, quiet: bool) -> Iterator[Callable[[int, int, float], None]]:
+    """A bar on standard error advanced by (step, total, loss); nothing when `quiet`."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(
         TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("loss {task.fields[loss]:.3f}" if loss else ""),
+        TextColumn("loss {task.fields[loss]:.3f}"),
         TimeElapsedColumn(),
         console=output.errors,
         disable=quiet,
@@ -185,51 +184,4 @@ def shape(
     if target is not None:
         output.console.print(
             f"written to {target}; pin SHAPE_SHA256 = {sha256_file(target)!r} in answer/shape.py"
-        )
-
-
-@train_app.command("sections")
-def sections(
-    data: Annotated[
-        Path, typer.Option(help="The shared data folder (broad-dev and docqa-dev in it).")
-    ] = DEFAULT_DATA,
-    home: Annotated[
-        Path | None,
-        typer.Option(help="A footnote home whose index holds docqa-dev's documents (default: a fresh one)."),
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option(help="Write the model here (default: the bundled section model's file).")
-    ] = None,
-    report_only: Annotated[bool, typer.Option(help="Train and report; write no model.")] = False,
-    json_output: JsonOption = False,
-) -> None:
-    """Train the section model (which retrieved chunks a broad answer draws its points from) on
-    broad-dev, and print its answers' completeness in sample and cross-validated by document."""
-    from footnote.answer.sections import SECTIONS_FILE, SECTIONS_OFF
-    from footnote.application.app import isolated_app
-    from footnote.evaluation.sections import broad_questions, section_examples
-    from footnote.models.registry import sha256_file
-    from footnote.training.sections import train_sections
-
-    items = broad_questions(data)
-    with isolated_app("footnote-sections-", home, {"answer_sections": SECTIONS_OFF}) as app:
-        app.ingest([data / "docqa-dev" / "corpus"])
-        with progress_bar("reading broad-dev", quiet=json_output, loss=False) as advance:
-            examples = section_examples(app, items, lambda done: advance(done, len(items), 0.0))
-        _, report = train_sections(examples, app.settings.point_words)
-    target = None if report_only else (out or SECTIONS_FILE)
-    if target is not None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    if json_output:
-        output.print_json(
-            {"complete": report["complete"], "bonus": report["bonus"], "file": str(target or "")}
-        )
-        return
-    for run, figures in report["complete"].items():
-        output.console.print(f"{run}: {json.dumps(figures)}")
-    output.console.print(f"bonus {report['bonus']:g}")
-    if target is not None:
-        output.console.print(
-            f"written to {target}; pin SECTIONS_SHA256 = {sha256_file(target)!r} in answer/sections.py"
         )

@@ -69,21 +69,6 @@ class AnswerSettings(BaseModel):
         le=2000,
         description="the most words of the points a broad answer quotes (a CJK character counts as one)",
     )
-    # broad-dev's key points lie in the first 5 chunks for 0.76 of its broad questions, in the first
-    # 10 for 0.84; with the section model choosing among 10 its answers are complete more often
-    # (docs/benchmarks.md, "Broad questions").
-    broad_sources: int = Field(
-        10,
-        ge=1,
-        le=50,
-        description="the chunks a broad question retrieves and reads (a single-fact one keeps the first 5)",
-    )
-    answer_sections: str = Field(
-        "footnote",
-        description="the section model that weighs which chunks a broad answer draws its points from: "
-        "footnote (the one shipped in the repository, hash-checked), a file written by `footnote train "
-        "sections --out FILE`, or off (the sentence reader's weights alone)",
-    )
     answer_shape: str = Field(
         "footnote",
         description="the shape model that tells broad questions: footnote (the one shipped in the "
