@@ -48,12 +48,19 @@ def cited_results(text: str) -> Iterator[str]:
             yield name
 
 
-def resolves(name: str, files: list[str]) -> bool:
+def matching(name: str, files: list[str]) -> list[str]:
+    """The files a citation names: the one a `…` shorthand ends (none if several do), those a
+    glob matches, or the file of that name."""
     if name.startswith("…"):
-        return sum(file.endswith(name.removeprefix("…")) for file in files) == 1
+        ending = [file for file in files if file.endswith(name.removeprefix("…"))]
+        return ending if len(ending) == 1 else []
     if "*" in name:
-        return any(fnmatch.fnmatchcase(file, name) for file in files)
-    return name in files
+        return [file for file in files if fnmatch.fnmatchcase(file, name)]
+    return [name] if name in files else []
+
+
+def resolves(name: str, files: list[str]) -> bool:
+    return bool(matching(name, files))
 
 
 def test_citations_are_found_in_every_written_form() -> None:
@@ -95,14 +102,7 @@ def test_every_cited_result_file_exists(doc: Path) -> None:
 
 def cited_by(text: str, files: list[str]) -> set[str]:
     """The files of `files` that `text` cites, by name, by a `…-` shorthand or by a glob."""
-    found: set[str] = set()
-    for name in cited_results(text):
-        if name.startswith("…"):
-            ending = [file for file in files if file.endswith(name.removeprefix("…"))]
-            found.update(ending if len(ending) == 1 else [])
-        else:
-            found.update(file for file in files if fnmatch.fnmatchcase(file, name))
-    return found
+    return {file for name in cited_results(text) for file in matching(name, files)}
 
 
 def test_a_file_is_cited_by_name_shorthand_or_glob() -> None:
