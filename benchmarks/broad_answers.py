@@ -14,6 +14,15 @@ key points found and complete answers (broad-dev), correct and quoted answers an
 With `--folds DATA` (the shared data folder the shape model is trained from) broad answers are
 also measured cross-validated: each question is answered with a shape model fitted without its
 document's questions (`footnote.training.shape`'s folds by document, at the shipped threshold).
+
+With `--margins 0,3,4,5` the broad questions (summaries, how-tos, lists, comparisons) are also
+answered at each `point_margin` (0: always `point_words`), and the margin is chosen
+cross-validated by document: for each of 5 folds of the documents (4 shuffles), the margin that
+completes most answers of the other folds' documents with every kind's median answer at most
+`MEDIAN_WORDS` words answers the fold's questions.
+
+    python benchmarks/broad_answers.py ../shared/data/docqa-dev --questions \
+        ../shared/data/broad-dev/questions.jsonl --home /tmp/docqa-home --margins 0,3,3.5,4,4.5,5
 """
 
 from __future__ import annotations
@@ -43,6 +52,9 @@ from footnote.models.e5 import open_e5
 from footnote.training.shape import fold_fits, folds, shape_examples
 
 MODES = {"points": True, "single-fact": False}
+MEDIAN_WORDS = 150  # broad-dev's readability bound: the median answer's words, each kind
+BROAD_KINDS = ("summary", "howto", "list", "compare")  # the kinds the sentence reader's points answer
+FOLDS, SHUFFLES = 5, 4
 SHOWN = (
     "questions",
     "complete",
@@ -103,8 +115,57 @@ def cross_validated(folder: Path, home: Path, items: list[DocQuestion], data: Pa
     return [by_id[item.id] for item in items if item.id in by_id]
 
 
+def margin_sweep(folder: Path, home: Path, items: list[DocQuestion], margins: list[float]) -> dict[str, Any]:
+    """The broad questions answered at each point margin, and the margin chosen across folds of
+    their documents (see the module's docstring)."""
+    broad = [item for item in items if item.kind in BROAD_KINDS]
+    runs = {margin: answered(folder, home, broad, {"point_margin": margin}) for margin in margins}
+    document = {item.id: item.sources[0] for item in broad}
+    kinds = sorted({item.kind for item in broad})
+    per_margin = {
+        str(margin): {
+            kind: {
+                "complete": sum(o.complete for o in outcomes if o.kind == kind),
+                "questions": sum(o.kind == kind for o in outcomes),
+                "words_p50": float(np.median([o.words for o in outcomes if o.kind == kind])),
+                "words_max": max(o.words for o in outcomes if o.kind == kind),
+            }
+            for kind in kinds
+        }
+        for margin, outcomes in runs.items()
+    }
+
+    def fold_score(margin: float, held: set[str]) -> tuple[bool, int, float]:
+        kept = [o for o in runs[margin] if document[o.id] not in held]
+        readable = all(np.median([o.words for o in kept if o.kind == kind]) <= MEDIAN_WORDS for kind in kinds)
+        return readable, sum(o.complete for o in kept), -margin
+
+    documents = sorted(set(document.values()))
+    shuffles = []
+    for seed in range(SHUFFLES):
+        order = np.random.RandomState(seed).permutation(len(documents))
+        folds_of = [{documents[i] for k, i in enumerate(order) if k % FOLDS == fold} for fold in range(FOLDS)]
+        chosen = [max(margins, key=lambda m, held=held: fold_score(m, held)) for held in folds_of]
+        complete = {kind: 0 for kind in kinds}
+        for margin, held in zip(chosen, folds_of, strict=True):
+            for o in runs[margin]:
+                if document[o.id] in held:
+                    complete[o.kind] += o.complete
+        total = sum(complete.values())
+        shuffles.append({"seed": seed, "chosen": chosen, "complete": complete, "total": total})
+        print(f"margin by folds, shuffle {seed}: chosen {chosen}, complete {complete}")
+    for margin, row in per_margin.items():
+        print(f"margin {margin}:", {kind: (v["complete"], v["words_p50"]) for kind, v in row.items()})
+    return {"margins": per_margin, "cross_validated": shuffles}
+
+
 def run(
-    folder: Path, home: Path, questions: Path | None, per_source: int | None, data: Path | None
+    folder: Path,
+    home: Path,
+    questions: Path | None,
+    per_source: int | None,
+    data: Path | None,
+    margins: list[float] | None = None,
 ) -> dict[str, Any]:
     items = load_doc_questions(folder, per_source=per_source, questions=questions)
     runs = {mode: answered(folder, home, items, {"broad_answers": broad}) for mode, broad in MODES.items()}
@@ -116,7 +177,14 @@ def run(
         print(mode, f"({len(outcomes)} questions)")
         for kind, row in reports[mode]["metrics"].items():
             print(f"  {kind:13}", {key: row[key] for key in SHOWN if row.get(key) is not None})
-    return {"dataset": str(folder), "questions": str(questions or ""), "per_source": per_source, **reports}
+    sweep = margin_sweep(folder, home, items, margins) if margins else None
+    return {
+        "dataset": str(folder),
+        "questions": str(questions or ""),
+        "per_source": per_source,
+        **reports,
+        **({"point_margins": sweep} if sweep else {}),
+    }
 
 
 def main() -> None:
@@ -126,9 +194,11 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, help="another questions file about the same documents")
     parser.add_argument("--per-source", type=int)
     parser.add_argument("--folds", type=Path, help="the shared data folder: also cross-validate the shape")
+    parser.add_argument("--margins", help="point margins to sweep, comma-separated (e.g. 0,3,4,5)")
     parser.add_argument("--tag", default="")
     args = parser.parse_args()
-    report = run(args.dataset, args.home, args.questions, args.per_source, args.folds)
+    margins = [float(m) for m in args.margins.split(",")] if args.margins else None
+    report = run(args.dataset, args.home, args.questions, args.per_source, args.folds, margins)
     save_result("broad_answers", args.tag or args.dataset.name, report)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from footnote.answer.points import (
     ScoredSentences,
     chosen_sections,
     chunk_weights,
+    points_words,
     select_points,
 )
 from footnote.answer.policy import EVIDENCE_READER, AnswerPolicy
@@ -104,6 +106,22 @@ def test_points_stay_within_the_word_budget() -> None:
     shown = " ".join(hits[0].text[p.start : p.end] for p in points)
     assert 0 < count_words(shown) <= 30
     assert count_words(shown) <= POINT_WORDS
+
+
+def test_points_take_more_words_where_the_reader_rates_many_sentences_near_its_best() -> None:
+    long = " ".join(f"Step {n} says to do thing number {n} with care and patience." for n in range(40))
+    hits = [hit(1, long)]
+    spread = {(0, n): 5.0 - n * 0.1 for n in range(40)}  # every sentence within 4 of the best
+    read = replace(scored_of(hits, spread), read=True)
+    assert points_words(read, 140, 300, 4.0) == 300  # 40 sentences of 12 words, 300 at most
+    assert points_words(read, 140, 300, 0.0) == 140  # margin 0: always the usual words
+    assert points_words(replace(read, read=False), 140, 300, 4.0) == 140  # the blend's scale
+    crisp = replace(scored_of(hits, {(0, 0): 5.0}), read=True)  # one sentence stands out
+    assert points_words(crisp, 140, 300, 4.0) == 140
+    near = replace(scored_of(hits, {(0, n): 5.0 for n in range(15)}), read=True)
+    assert points_words(near, 140, 300, 4.0) == 15 * 12  # the near sentences' own words
+    shown = select_points(hits, near, points_words(near, 140, 300, 4.0))
+    assert 140 < sum(count_words(hits[0].text[p.start : p.end]) for p in shown) <= 15 * 12
 
 
 def test_the_bundled_shape_model_is_pinned_and_reads_its_embedders_vectors() -> None:

@@ -14,7 +14,7 @@ from footnote.answer.citations import AnswerSentence, CitationChecker, SupportMo
 from footnote.answer.engine import AnswerEngine
 from footnote.answer.policy import EXTRACT_READER, AnswerPolicy
 from footnote.answer.result import DoneEvent, SentenceEvent
-from footnote.answer.retell import Retelling, back_messages, literals_in, retell_messages
+from footnote.answer.retell import Retelling, back_messages, leading, literals_in, retell_messages
 from footnote.answer.usage import RETELL_STEP, TokenUsage
 from footnote.application import Application
 from footnote.core.hits import SearchHit
@@ -132,3 +132,16 @@ def test_a_retelling_that_says_the_documents_do_not_answer_is_not_shown() -> Non
 def test_a_long_quote_is_not_retold() -> None:
     long_quote = quote_of(" ".join(["word"] * 61) + ".")
     assert Retelling("怎样续传？", "zh", ScriptedGenerator([])).sentences([long_quote], checker()) == []
+
+
+def test_of_a_long_point_its_first_sentences_within_the_bound_are_retold() -> None:
+    # A broad answer's point joins consecutive sentences: the first ones that fit are retold.
+    first, second = QUOTE, " ".join(["Then"] + ["word"] * 65) + "."
+    assert leading(f"{first} {second}") == first
+    assert leading(first) == first
+    assert leading(f"{second} {first}") == ""  # its first sentence alone is too long
+    model = ScriptedGenerator(["用 -C - 从中断的地方继续传输。", QUOTE])  # retold, then put back
+    retold = Retelling("怎样续传？", "zh", model).sentences([quote_of(f"- {first} {second}")], checker())
+    assert model.calls[0][-1].content == first
+    assert [sentence.text for sentence in retold] == ["用 -C - 从中断的地方继续传输。"]
+    assert retold[0].supported

@@ -22,7 +22,7 @@ from footnote.answer.evidence import (
     Passage,
 )
 from footnote.answer.history import Standalone, recent_turns, standalone_question
-from footnote.answer.points import ScoredSentences, select_points
+from footnote.answer.points import ScoredSentences, points_words, select_points
 from footnote.answer.policy import (
     EVIDENCE_ANSWER_SENTENCES,
     EVIDENCE_ANSWER_TOKENS,
@@ -181,7 +181,10 @@ class Answering:
         (`scored`), quoted; else what the model writes from `passages`, checked. Returns the
         passages it stands on and the prompt it was written with."""
         policy = self.engine.policy
-        points = select_points(checker.sources, scored, policy.point_words) if scored and scored.spans else []
+        points = []
+        if scored and scored.spans:
+            words = points_words(scored, policy.point_words, policy.point_words_most, policy.point_margin)
+            points = select_points(checker.sources, scored, words)
         if points:
             # A question that needs several passages is answered with them, quoted: nothing is
             # generated that the check could not support.

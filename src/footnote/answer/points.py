@@ -10,10 +10,11 @@ sections take turns giving their best sentences while the answer fits in `POINT_
 points are shown document by document, the best-weighed first, each in its document's order,
 consecutive sentences joined into one quote.
 
-Measured by `benchmarks/broad_answers.py` beside the single-fact answer (docs/benchmarks.md,
-"Broad questions"). Choosing chunks by a learned scorer over the retrieval and reader signals,
-taking the reader's best sentences across all chunks, and retrieving more chunks for broad
-questions were tried on broad-dev and did no better.
+The answer takes `POINT_WORDS` words, or more where the reader rates many sentences near its
+best (`points_words`). Measured by `benchmarks/broad_answers.py` beside the single-fact answer
+(docs/benchmarks.md, "Broad questions"). Choosing chunks by a learned scorer over the retrieval
+and reader signals, taking the reader's best sentences across all chunks, and retrieving more
+chunks for broad questions were tried on broad-dev and did no better.
 """
 
 from __future__ import annotations
@@ -40,11 +41,26 @@ _ANNOUNCING = (":", "：")  # a sentence ending so announces the one after it
 @dataclass(frozen=True)
 class ScoredSentences:
     """The retrieved chunks' sentences as the evidence step read them: each sentence's span, its
-    text and its score (the reader's logit where it read them, else the blend's score)."""
+    text and its score (the reader's logit where it read them, `read`, else the blend's score)."""
 
     spans: Sequence[SentenceSpan]
     texts: Sequence[str]
     scores: Sequence[float]
+    read: bool = False
+
+
+def points_words(scored: ScoredSentences, words: int, most: int, margin: float) -> int:
+    """The words a broad answer's points may take: `words`, or, where the reader rates more
+    sentences within `margin` logits of its best, as many words as those sentences hold, `most` at
+    most. A question whose answer is one crisp passage keeps a short answer; one that the reader
+    finds spread over many near-equal sentences (a list cut across chunks, both sides of a
+    comparison) gets room for them. The blend's scores are on another scale and keep `words`."""
+    if not scored.read or margin <= 0 or not scored.scores:
+        return words
+    best = max(scored.scores)
+    pairs = zip(scored.texts, scored.scores, strict=True)
+    near = sum(count_words(text) for text, score in pairs if score >= best - margin)
+    return max(words, min(most, near))
 
 
 def chunk_weights(scored: ScoredSentences) -> dict[int, float]:

@@ -45,6 +45,8 @@ EVIDENCE_TOKENS: int = Settings.model_fields["evidence_tokens"].default
 HISTORY_TURNS: int = Settings.model_fields["history_turns"].default
 JUDGE_THRESHOLD: float = Settings.model_fields["judge_threshold"].default
 POINT_WORDS: int = Settings.model_fields["point_words"].default
+POINT_WORDS_MOST: int = Settings.model_fields["point_words_most"].default
+POINT_MARGIN: float = Settings.model_fields["point_margin"].default
 ACROSS_LANGUAGE_FLOOR: float = Settings.model_fields["across_language_floor"].default
 FOREIGN_SOURCES_FLOOR: float = Settings.model_fields["foreign_sources_floor"].default
 ACROSS_LANGUAGE_SOURCES: int = Settings.model_fields["across_language_sources"].default
@@ -59,7 +61,11 @@ class AnswerPolicy:
     generation: GenerationParams = field(default_factory=GenerationParams)
     reader: str = EVIDENCE_READER
     evidence_tokens: int = EVIDENCE_TOKENS
-    point_words: int = POINT_WORDS  # the most words a broad answer's points take
+    # The words a broad answer's points take: `point_words`, or as many as the sentences the
+    # reader scores within `point_margin` of its best hold, `point_words_most` at most.
+    point_words: int = POINT_WORDS
+    point_words_most: int = POINT_WORDS_MOST
+    point_margin: float = POINT_MARGIN
     # Gates before generating: sources that match the question less, or hold no answer-shaped
     # sentence, are taken as unrelated; so is a question naming a word no document holds.
     relevance_floor: float = RELEVANCE_FLOOR
@@ -111,6 +117,8 @@ class AnswerPolicy:
             reader=s.reader,
             evidence_tokens=s.evidence_tokens,
             point_words=s.point_words,
+            point_words_most=s.point_words_most,
+            point_margin=s.point_margin,
             relevance_floor=s.relevance_floor,
             evidence_floor=s.evidence_floor,
             decline_unknown=s.decline_unknown_names,

@@ -108,7 +108,7 @@ class Reading:
         # The reader joins the decision to decline only with its own floor set.
         floor = self.engine.policy.reader_floor
         best_read = answered_probability(answered, no_answer) if answered and floor else None
-        scored = ScoredSentences(spans, texts, read or scores)
+        scored = ScoredSentences(spans, texts, read or scores, read=bool(read))
         coverage = answerability(question, spans, texts, prose)
         answerable = Answerable(coverage, best_read, similarity, question_read=question_read)
         return passages, answerable, scored

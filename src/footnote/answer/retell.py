@@ -23,12 +23,13 @@ from footnote.answer.carry import first_line
 from footnote.answer.citations import AnswerSentence, CitationChecker
 from footnote.core.cjk import count_words, has_cjk
 from footnote.core.language import CHINESE, JAPANESE, KOREAN
-from footnote.core.sentences import strip_markers
+from footnote.core.sentences import split_sentences, strip_markers
 from footnote.models.base import GenerationParams, Generator, Message
 
 CJK_LANGUAGES = frozenset({CHINESE, JAPANESE, KOREAN})
-# One line: the quote in the question's language. A quote longer than `MOST_WORDS` is not retold:
-# its translation would take seconds more than the answer.
+# One line: the quote in the question's language. Of a quote longer than `MOST_WORDS` only its
+# first sentences within them are retold (`leading`): its translation would take seconds more than
+# the answer.
 RETOLD_PARAMS = GenerationParams(max_tokens=120, temperature=0.0, stop=("\n",))
 MOST_WORDS = 60
 BACK_PARAMS = GenerationParams(max_tokens=96, temperature=0.0, stop=("\n",))
@@ -69,11 +70,12 @@ class Retelling:
     generator: Generator
 
     def sentences(self, quotes: Sequence[AnswerSentence], checker: CitationChecker) -> list[AnswerSentence]:
-        """The best-read of `quotes` (the reader's score; the first of equals) put into the asker's
-        language, checked (`checked`): supported, it cites what supports it; unsupported, it is
-        flagged."""
-        best = max(quotes, key=lambda quote: quote.score).text.removeprefix("- ") if quotes else ""
-        if not best or count_words(best) > MOST_WORDS:
+        """The best-read of `quotes` (the reader's score; the first of equals), as much of it as
+        is retold (`leading`: a broad answer's point may be a run of several sentences), put into
+        the asker's language, checked (`checked`): supported, it cites what supports it;
+        unsupported, it is flagged."""
+        best = leading(max(quotes, key=lambda quote: quote.score).text.removeprefix("- ")) if quotes else ""
+        if not best:
             return []
         reply = self.generator.generate(retell_messages(self.language, best), RETOLD_PARAMS)
         text = strip_markers(first_line(reply))[0].strip()
@@ -99,6 +101,19 @@ class Retelling:
     def in_english(self, text: str) -> str:
         """`text` put back into English by the model: its first line."""
         return first_line(self.generator.generate(back_messages(text), BACK_PARAMS))
+
+
+def leading(quote: str) -> str:
+    """What of `quote` is retold: the whole of it within `MOST_WORDS`, else its first sentences
+    that fit (a broad answer's point may join several), else nothing."""
+    if count_words(quote) <= MOST_WORDS:
+        return quote
+    kept = ""
+    for _, end in split_sentences(quote):
+        if count_words(quote[:end]) > MOST_WORDS:
+            break
+        kept = quote[:end]
+    return kept.strip()
 
 
 def literals_in(sentence: str, held: str) -> bool:

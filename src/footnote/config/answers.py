@@ -62,12 +62,32 @@ class AnswerSettings(BaseModel):
         "each quoted in its document's order; off: every question gets the single-fact answer",
     )
     # 140 keeps broad-dev's answers near 150 words at the median; longer budgets find more of its
-    # key points (docs/benchmarks.md, "Broad questions").
+    # key points (docs/benchmarks.md, "Broad questions"). Where the reader rates many sentences
+    # near its best, the answer takes their words, up to `point_words_most` (280: the answer, its
+    # list marks and footnote markers with it, stays within 300 words): a margin of 4 logits
+    # was chosen across broad-dev's documents (cross-validated by document: 22 of 38 broad questions
+    # complete against 19; docs/benchmarks.md, "Points as long as the reader's belief").
     point_words: int = Field(
         140,
         ge=20,
         le=2000,
-        description="the most words of the points a broad answer quotes (a CJK character counts as one)",
+        description="the words of the points a broad answer quotes (a CJK character counts as one), "
+        "unless the reader rates more sentences near its best (FOOTNOTE_POINT_MARGIN)",
+    )
+    point_words_most: int = Field(
+        280,
+        ge=20,
+        le=4000,
+        description="the most words of a broad answer's points, however many sentences the reader "
+        "rates near its best",
+    )
+    point_margin: float = Field(
+        4.0,
+        ge=0.0,
+        le=50.0,
+        description="a broad answer takes as many words as the sentences the reader scores within this "
+        "many logits of its best one hold (at least FOOTNOTE_POINT_WORDS, at most "
+        "FOOTNOTE_POINT_WORDS_MOST); 0: always FOOTNOTE_POINT_WORDS",
     )
     answer_shape: str = Field(
         "footnote",

@@ -43,7 +43,10 @@ def requantized(source: Path, kind: str, models_dir: Path, threads: int = 0) -> 
         verify_file(target, expected, f"delete {target} and {digest_file.name} to requantize")
         return target
     _quantize(source, target, FILE_TYPES[kind], threads)
-    digest_file.write_text(f"{sha256_file(target)}  {target.name}\n", encoding="utf-8")
+    # Written whole or not at all: another process may be checking the copy at the same moment.
+    partial_digest = digest_file.with_name(f"{digest_file.name}.{os.getpid()}.partial")
+    partial_digest.write_text(f"{sha256_file(target)}  {target.name}\n", encoding="utf-8")
+    os.replace(partial_digest, digest_file)
     return target
 
 
@@ -51,7 +54,9 @@ def _quantize(source: Path, target: Path, file_type: int, threads: int) -> None:
     import llama_cpp
 
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
+    # Each process writes its own partial file: two that requantize the same model at once (two
+    # test workers, two servers on one model folder) each replace the copy whole with the same bytes.
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
     params = llama_cpp.llama_model_quantize_default_params()
     params.nthread = threads or os.cpu_count() or 1
     params.ftype = file_type
