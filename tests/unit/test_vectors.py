@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +270,17 @@ def test_no_embedder_name_writes_no_params(tmp_path: Path) -> None:
 
     assert path.is_dir()
     assert not (path / "params.json").exists()
+
+
+def test_an_embedded_index_deleted_and_built_again_in_one_process_opens_afresh(tmp_path: Path) -> None:
+    # Chroma shares one open database per folder within a process: the closed index lets go of it,
+    # so the folder built again is not served from the deleted files ("readonly database").
+    folder = tmp_path / "vectors"
+    first = ChromaVectorIndex(folder, "words@python-fp32", 3)
+    first.upsert([1, 2], [[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]])
+    first.close()
+    shutil.rmtree(folder)
+    again = ChromaVectorIndex(folder, "words@python-fp32", 3)
+    again.upsert([7], [[0.1, 0.2, 0.3]])
+    assert again.ids() == {7}
+    again.close()

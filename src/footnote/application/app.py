@@ -321,6 +321,10 @@ class Application:
 
     def close(self) -> None:
         self.catalog.close()
+        if self._vectors is not None:
+            self._vectors.close()
+        if self._language_vectors is not None:
+            self._language_vectors.vectors.close()
         self.models.close()
 
     # --- what the HTTP API reads, so that it never reaches into the stores itself ------------

@@ -65,6 +65,9 @@ class VectorIndex(ABC):
         """The stored vectors of `ids` (those it holds); an index that cannot return them gives {}."""
         return {}
 
+    def close(self) -> None:  # noqa: B027 -- most indexes hold nothing open
+        """Release what the index holds open (nothing, unless an index says otherwise)."""
+
 
 class ChromaCollectionIndex(VectorIndex):
     """The vector index over one Chroma collection, wherever the collection lives; footnote
@@ -155,6 +158,12 @@ class ChromaVectorIndex(ChromaCollectionIndex):
         self._collection = self._client.get_or_create_collection(
             self.collection_name, embedding_function=None, metadata={"hnsw:space": "cosine"}
         )
+
+    def close(self) -> None:
+        """Release the client: Chroma shares one open database per folder within a process, and
+        one left open would serve a folder deleted and built again (`footnote ingest` after the
+        index was removed) from the deleted files."""
+        self._client.close()  # type: ignore[attr-defined]  # PersistentClient returns a Client, which has it
 
     @staticmethod
     def _check_params(params_path: Path, embedder_name: str, dimension: int) -> None:
