@@ -65,8 +65,9 @@ class AnswerSettings(BaseModel):
     # key points (docs/benchmarks.md, "Broad questions"). Where the reader rates many sentences
     # near its best, the answer takes their words, up to `point_words_most` (280: the answer, its
     # list marks and footnote markers with it, stays within 300 words): a margin of 4 logits
-    # was chosen across broad-dev's documents (cross-validated by document: 22 of 38 broad questions
-    # complete against 19; docs/benchmarks.md, "Points as long as the reader's belief").
+    # completes 22 of broad-dev's 38 broad questions against 20 at 140 words, and 20-21 with the
+    # margin chosen by folds of documents (docs/benchmarks.md, "Points as long as the reader's
+    # belief").
     point_words: int = Field(
         140,
         ge=20,
