@@ -42,7 +42,7 @@ def test_a_cached_follow_up_is_condensed_first_and_found_by_its_standalone_quest
     _, app = build(tmp_path, generator=generator, answer_cache_size=8)
     service = app.answers
     request = AnswerRequest(QUESTION.replace("apple trees", "they"), history=TURNS)
-    assert service.condenses_first(request)
+    assert [step.name for step in service.steps(request)] == ["condense", "look up"]
     first = list(service.run(request))
     again = list(service.run(request))
     assert len(generator.calls) == 3 and not generator.replies
@@ -55,7 +55,7 @@ def test_without_the_cache_the_engine_condenses_and_nothing_is_looked_up(tmp_pat
     generator = RecordingGenerator([QUESTION, APPLE_REPLY])
     _, app = build(tmp_path, generator=generator)
     request = AnswerRequest(QUESTION.replace("apple trees", "they"), history=TURNS)
-    assert not app.answers.condenses_first(request)
+    assert app.answers.steps(request) == []  # the engine condenses it, nothing is looked up
     assert app.answers.look_up(request) is None
     answer = app.answers.ask(request)
     assert answer.text and len(generator.calls) == 2
@@ -92,7 +92,7 @@ def test_the_server_runs_the_services_steps_without_naming_them() -> None:
     named = [
         f"{path.name}: {call}"
         for path in sorted(server.rglob("*.py"))
-        for call in (".condensed(", ".look_up(", ".condenses_first(")
+        for call in (".condensed(", ".look_up(")
         if call in path.read_text(encoding="utf-8")
     ]
     assert not named, named

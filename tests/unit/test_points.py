@@ -22,7 +22,7 @@ from footnote.answer.points import (
     points_words,
     select_points,
 )
-from footnote.answer.policy import EVIDENCE_READER, AnswerPolicy
+from footnote.answer.policy import EVIDENCE_READER, AnswerPolicy, PointWords
 from footnote.answer.prompt import NO_ANSWER
 from footnote.answer.result import Asked
 from footnote.answer.sentence_spans import sentence_spans
@@ -113,14 +113,14 @@ def test_points_take_more_words_where_the_reader_rates_many_sentences_near_its_b
     hits = [hit(1, long)]
     spread = {(0, n): 5.0 - n * 0.1 for n in range(40)}  # every sentence within 4 of the best
     read = replace(scored_of(hits, spread), read=True)
-    assert points_words(read, 140, 300, 4.0) == 300  # 40 sentences of 12 words, 300 at most
-    assert points_words(read, 140, 300, 0.0) == 140  # margin 0: always the usual words
-    assert points_words(replace(read, read=False), 140, 300, 4.0) == 140  # the blend's scale
+    assert points_words(read, PointWords(140, 300, 4.0)) == 300  # 40 sentences of 12 words, 300 at most
+    assert points_words(read, PointWords(140, 300, 0.0)) == 140  # margin 0: always the usual words
+    assert points_words(replace(read, read=False), PointWords(140, 300, 4.0)) == 140  # the blend's scale
     crisp = replace(scored_of(hits, {(0, 0): 5.0}), read=True)  # one sentence stands out
-    assert points_words(crisp, 140, 300, 4.0) == 140
+    assert points_words(crisp, PointWords(140, 300, 4.0)) == 140
     near = replace(scored_of(hits, {(0, n): 5.0 for n in range(15)}), read=True)
-    assert points_words(near, 140, 300, 4.0) == 15 * 12  # the near sentences' own words
-    shown = select_points(hits, near, points_words(near, 140, 300, 4.0))
+    assert points_words(near, PointWords(140, 300, 4.0)) == 15 * 12  # the near sentences' own words
+    shown = select_points(hits, near, points_words(near, PointWords(140, 300, 4.0)))
     assert 140 < sum(count_words(hits[0].text[p.start : p.end]) for p in shown) <= 15 * 12
 
 
@@ -175,7 +175,9 @@ def app(tmp_path: Path) -> Iterator[Application]:
 
 def engine(app: Application, point_words: int = POINT_WORDS) -> AnswerEngine:
     shape = QuestionShape(WordEmbedder(), ShapeModel("words", (4.0, -4.0), 0.0, 0.5))
-    policy = AnswerPolicy(app.retrieval_params(5), reader=EVIDENCE_READER, point_words=point_words)
+    policy = AnswerPolicy(
+        app.retrieval_params(5), reader=EVIDENCE_READER, point_words=PointWords(point_words)
+    )
     return AnswerEngine(app.retriever(), app.generator, SupportModels(app.embedder), policy, shape=shape)
 
 

@@ -183,8 +183,7 @@ class Answering:
         policy = self.engine.policy
         points = []
         if scored and scored.spans:
-            words = points_words(scored, policy.point_words, policy.point_words_most, policy.point_margin)
-            points = select_points(checker.sources, scored, words)
+            points = select_points(checker.sources, scored, points_words(scored, policy.point_words))
         if points:
             # A question that needs several passages is answered with them, quoted: nothing is
             # generated that the check could not support.

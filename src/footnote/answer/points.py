@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from footnote.answer.evidence import Passage
-from footnote.answer.policy import POINT_WORDS
+from footnote.answer.policy import POINT_WORDS, PointWords
 from footnote.answer.sentence_spans import SentenceSpan
 from footnote.answer.terms import says_again
 from footnote.core.cjk import count_words
@@ -49,18 +49,19 @@ class ScoredSentences:
     read: bool = False
 
 
-def points_words(scored: ScoredSentences, words: int, most: int, margin: float) -> int:
-    """The words a broad answer's points may take: `words`, or, where the reader rates more
-    sentences within `margin` logits of its best, as many words as those sentences hold, `most` at
-    most. A question whose answer is one crisp passage keeps a short answer; one that the reader
-    finds spread over many near-equal sentences (a list cut across chunks, both sides of a
-    comparison) gets room for them. The blend's scores are on another scale and keep `words`."""
-    if not scored.read or margin <= 0 or not scored.scores:
-        return words
+def points_words(scored: ScoredSentences, words: PointWords) -> int:
+    """The words a broad answer's points may take: `words.usual`, or, where the reader rates more
+    sentences within `words.margin` logits of its best, as many words as those sentences hold,
+    `words.most` at most. A question whose answer is one crisp passage keeps a short answer; one
+    that the reader finds spread over many near-equal sentences (a list cut across chunks, both
+    sides of a comparison) gets room for them. The blend's scores are on another scale and keep
+    the usual words."""
+    if not scored.read or words.margin <= 0 or not scored.scores:
+        return words.usual
     best = max(scored.scores)
     pairs = zip(scored.texts, scored.scores, strict=True)
-    near = sum(count_words(text) for text, score in pairs if score >= best - margin)
-    return max(words, min(most, near))
+    near = sum(count_words(text) for text, score in pairs if score >= best - words.margin)
+    return max(words.usual, min(words.most, near))
 
 
 def chunk_weights(scored: ScoredSentences) -> dict[int, float]:

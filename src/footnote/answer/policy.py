@@ -53,6 +53,16 @@ ACROSS_LANGUAGE_SOURCES: int = Settings.model_fields["across_language_sources"].
 
 
 @dataclass(frozen=True)
+class PointWords:
+    """The words a broad answer's points take: `usual`, or as many as the sentences the reader
+    scores within `margin` of its best hold, `most` at most (`answer.points.points_words`)."""
+
+    usual: int = POINT_WORDS
+    most: int = POINT_WORDS_MOST
+    margin: float = POINT_MARGIN
+
+
+@dataclass(frozen=True)
 class AnswerPolicy:
     """How an engine answers: what it retrieves and generates, which reader reads the sources,
     and the gates (floors and thresholds) that decline or withhold an answer."""
@@ -61,11 +71,7 @@ class AnswerPolicy:
     generation: GenerationParams = field(default_factory=GenerationParams)
     reader: str = EVIDENCE_READER
     evidence_tokens: int = EVIDENCE_TOKENS
-    # The words a broad answer's points take: `point_words`, or as many as the sentences the
-    # reader scores within `point_margin` of its best hold, `point_words_most` at most.
-    point_words: int = POINT_WORDS
-    point_words_most: int = POINT_WORDS_MOST
-    point_margin: float = POINT_MARGIN
+    point_words: PointWords = field(default_factory=PointWords)
     # Gates before generating: sources that match the question less, or hold no answer-shaped
     # sentence, are taken as unrelated; so is a question naming a word no document holds.
     relevance_floor: float = RELEVANCE_FLOOR
@@ -116,9 +122,7 @@ class AnswerPolicy:
             ),
             reader=s.reader,
             evidence_tokens=s.evidence_tokens,
-            point_words=s.point_words,
-            point_words_most=s.point_words_most,
-            point_margin=s.point_margin,
+            point_words=PointWords(s.point_words, s.point_words_most, s.point_margin),
             relevance_floor=s.relevance_floor,
             evidence_floor=s.evidence_floor,
             decline_unknown=s.decline_unknown_names,

@@ -130,21 +130,17 @@ class AnswerService:
 
     def steps(self, request: AnswerRequest) -> list[Step]:
         """The steps before the answer, in their order: a follow-up condensed where the answer
-        cache keys on its standalone question (`condenses_first`), then the cache looked up; none
-        where nothing is cached (no cache, or sources given)."""
+        cache keys on its standalone question, then the cache looked up; none where nothing is
+        cached (no cache, or sources given)."""
         if not self._cached(request):
             return []
         condense = Step("condense", MODEL, lambda done: replace(done, request=self.condensed(done.request)))
         look_up = Step("look up", EMBEDDER, lambda done: replace(done, lookup=self.look_up(done.request)))
-        return [condense, look_up] if self.condenses_first(request) else [look_up]
+        return [condense, look_up] if request.history else [look_up]
 
     def ask(self, request: AnswerRequest) -> Answer:
         """The finished answer."""
         return final(self.run(request))
-
-    def condenses_first(self, request: AnswerRequest) -> bool:
-        """Whether the request's follow-up is condensed before the cache is looked up."""
-        return self._cached(request) and bool(request.history)
 
     def condensed(self, request: AnswerRequest) -> AnswerRequest:
         """The request with its follow-up condensed into a standalone question, counted under

@@ -133,9 +133,7 @@ async def start_answer(
     prepared = Prepared(request)
     try:
         for step in steps:
-            # A step that holds the model runs under the slot taken for it, the others on the work pool.
-            run = anyio.to_thread.run_sync if step.holds == MODEL else state.run_work
-            prepared = await run(_run_step, state, step, prepared)
+            prepared = await _run_step(state, step, prepared)
     except BaseException:
         if slot is not None:
             slot.release()
@@ -163,9 +161,17 @@ async def _generating(
         raise
 
 
-def _run_step(state: ServerState, step: Step, prepared: Prepared) -> Prepared:
-    """`step` run with what it holds loaded."""
-    (state.models.generation if step.holds == MODEL else state.models.retrieval)()
+async def _run_step(state: ServerState, step: Step, prepared: Prepared) -> Prepared:
+    """`step` run with what it holds loaded: a step that holds the model on a thread of its own,
+    under the slot taken for it; the others on the work pool."""
+    if step.holds == MODEL:
+        return await anyio.to_thread.run_sync(_loaded, state.models.generation, step, prepared)
+    return await state.run_work(_loaded, state.models.retrieval, step, prepared)
+
+
+def _loaded(load: Callable[[], object], step: Step, prepared: Prepared) -> Prepared:
+    """`step` run once `load` has what it holds in memory."""
+    load()
     return step.run(prepared)
 
 
