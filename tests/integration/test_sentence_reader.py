@@ -20,7 +20,7 @@ from footnote.models.sentence_reader import (
 )
 from footnote.training.reader_data import ReaderExample
 from footnote.training.reader_export import export_reader
-from footnote.training.reader_fit import FitParams, fit_reader, save_weights
+from footnote.training.reader_fit import FitParams, fit_reader, read_back, save_weights, score_examples
 
 pytestmark = pytest.mark.integration
 
@@ -148,6 +148,31 @@ def test_training_continued_from_a_checkpoint_starts_where_it_stopped(tmp_path: 
 
     assert continued[0] < restarted[0]
     assert continued[0] < losses[0]
+
+
+def test_the_shipped_reader_read_back_scores_as_its_graph(reader: OnnxSentenceReader) -> None:
+    base = resolve_registered(REGISTRY["minilm-l6"])
+    model = read_back(bundled_reader_files().graph, base)
+
+    read_back_scores = score_examples(model, base, TINY_EXAMPLES)
+    graph_scores = [reader.score(e.question, e.candidates) for e in TINY_EXAMPLES]
+
+    for ours, shipped in zip(read_back_scores, graph_scores, strict=True):
+        # The graph quantizes activations too: its logits stray from float weights' by up to 1.0.
+        assert ours == pytest.approx(shipped, abs=1.0)
+        assert ours.index(max(ours)) == shipped.index(max(shipped))
+
+
+def test_training_continued_from_the_shipped_reader_starts_from_what_it_knows() -> None:
+    base = resolve_registered(REGISTRY["minilm-l6"])
+    params = FitParams(epochs=1, pairs_per_step=5, learning_rate=2e-5, warmup=0.0, answer_head=True)
+
+    _shipped, continued = fit_reader(TINY_EXAMPLES, base, replace(params, start="footnote"))
+    _fresh, started = fit_reader(TINY_EXAMPLES, base, params)
+
+    assert continued[0] < started[0]
+    with pytest.raises(ModelError, match="--answer-head"):
+        fit_reader(TINY_EXAMPLES, base, replace(params, start="footnote", answer_head=False))
 
 
 UNANSWERED = ReaderExample(

@@ -14,6 +14,7 @@ from footnote.cli import output
 from footnote.cli.options import JsonOption
 from footnote.errors import ConfigError
 from footnote.models.registry import READER_FOLDER
+from footnote.models.sentence_reader import BUNDLED_READER
 from footnote.training.reader import train_reader
 from footnote.training.reader_fit import FitParams
 
@@ -63,7 +64,10 @@ def reader(
     seed: Annotated[int, typer.Option(help="Fixes the order, the sampling and the head.")] = 13,
     start: Annotated[
         Path | None,
-        typer.Option(help="Continue from these weights (the .pt checkpoint a training run writes)."),
+        typer.Option(
+            help="Continue from these weights (the .pt checkpoint a training run writes), or from "
+            "the shipped reader: footnote."
+        ),
     ] = None,
     no_answer: NoAnswer = False,
     answer_head: AnswerHead = False,
@@ -74,15 +78,19 @@ def reader(
     ONNX graph, its tokenizer and a manifest); prints the in-sample and held-out ranking."""
     if not squad.is_file():
         raise ConfigError(f"{squad} does not exist; pass --squad PATH to squad-v2.0.json")
-    if start is not None and not start.is_file():
-        raise ConfigError(f"{start} does not exist; pass --start the .pt file a training run wrote")
+    if start is not None and str(start) != BUNDLED_READER and not start.is_file():
+        raise ConfigError(
+            f"{start} does not exist; pass --start the .pt file a training run wrote, or "
+            f"{BUNDLED_READER} for the shipped reader"
+        )
     params = FitParams(
         epochs=epochs,
         max_steps=max_steps,
         seed=seed,
         start=str(start or ""),
         no_answer=no_answer,
-        answer_head=answer_head,
+        # The shipped reader has an answer head, and goes on training it.
+        answer_head=answer_head or str(start) == BUNDLED_READER,
     )
     target = None if report_only else (out or READER_FOLDER)
     with progress_bar("training the reader", quiet=json_output) as advance:

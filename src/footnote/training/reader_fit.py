@@ -13,6 +13,9 @@ whether the question is answered: each question's candidates and NO_ANSWER_CANDI
 softmax of that head's logits, towards the answering sentences or, for an unanswerable question,
 towards the no-answer candidate. The first head keeps its own loss on the sentences alone, so
 ranking them never asks it to place a near-miss below a threshold.
+
+Training may continue from a checkpoint a run wrote (`FitParams.start`), or from the reader
+footnote ships (`start="footnote"`): its int8 graph read back into float weights (`read_back`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import random
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from footnote.errors import ModelError
-from footnote.models.sentence_reader import MAX_PAIR_TOKENS, NO_ANSWER_CANDIDATE
+from footnote.models.sentence_reader import (
+    BUNDLED_READER,
+    MAX_PAIR_TOKENS,
+    NO_ANSWER_CANDIDATE,
+    bundled_reader_files,
+)
 from footnote.training.reader_data import ReaderExample
 
 log = logging.getLogger(__name__)
@@ -44,7 +53,9 @@ class FitParams:
     seed: int = 13
     threads: int = 2
     max_steps: int = 0  # 0: as many as `epochs` take
-    start: str = ""  # a checkpoint (`save_weights`) to continue from; empty: the base's weights
+    # A checkpoint (`save_weights`) to continue from, "footnote" for the shipped reader (`read_back`);
+    # empty: the base's weights.
+    start: str = ""
     no_answer: bool = False  # also train NO_ANSWER_CANDIDATE, the unanswerable questions' target
     answer_head: bool = False  # train NO_ANSWER_CANDIDATE on a second head, beside the ranking one
 
@@ -119,7 +130,11 @@ def fit_reader(
     torch.set_num_threads(params.threads)
     rng = random.Random(params.seed)
     tokenizer = load_tokenizer(base)
-    if params.start:
+    if params.start == BUNDLED_READER:
+        model = read_back(bundled_reader_files().graph, base).train()
+        if hasattr(model, "answer_head") and not params.answer_head:
+            raise ModelError("the shipped reader has an answer head: continue it with --answer-head")
+    elif params.start:
         model = load_weights(base, Path(params.start), params.answer_head or None).train()
     else:
         model = build_model(base, params.answer_head)
@@ -256,4 +271,59 @@ def load_weights(base: Path, path: Path, answer_head: bool | None = None) -> Any
             f"{path} does not hold this reader's weights (missing {missing}, unexpected {unexpected}); "
             "pass --start the .pt file `footnote train reader` wrote"
         )
+    return model.eval()
+
+
+# The names the export gives a matrix product's output, and the weight each product holds.
+_LAYER_PRODUCT = re.compile(
+    r"^/encoder/encoder/(layer\.\d+)/(attention/self/(?:query|key|value)|attention/output/dense"
+    r"|intermediate/dense|output/dense)/MatMul"
+)
+_HEAD_PRODUCT = re.compile(r"^/(head|answer_head)/Gemm")
+_QUANTIZED = ("_quantized", "_scale", "_zero_point")
+_UNUSED = "encoder.pooler."  # the pooled encoding is a mean: the pooler is neither run nor exported
+
+
+def read_back(graph: Path, base: Path) -> Any:
+    """The network of the int8 graph `export_reader` wrote (`graph`), on `base`, in float weights:
+    each quantized weight `(q - zero_point) * scale` (one scale per output channel; one per table
+    for the embeddings), the products left in float as they are. A ModelError where a weight of
+    the network is not found in the graph, or the graph holds one it lacks."""
+    import numpy as np
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    nodes = onnx.load(str(graph)).graph
+    arrays = {t.name: numpy_helper.to_array(t) for t in nodes.initializer}
+
+    def dequantized(name: str) -> Any:
+        raw = arrays[f"{name}_quantized"].astype(np.float32)
+        return (raw - arrays[f"{name}_zero_point"].astype(np.float32)) * arrays[f"{name}_scale"]
+
+    weights = {n: a for n, a in arrays.items() if not n.startswith("onnx::") and not n.endswith(_QUANTIZED)}
+    for name in {n.removesuffix("_quantized") for n in arrays if n.startswith("encoder.embeddings.")}:
+        if f"{name}_quantized" in arrays:
+            weights[name] = dequantized(name)
+    for node in nodes.node:
+        layer = _LAYER_PRODUCT.match(node.output[0])
+        found = layer or _HEAD_PRODUCT.match(node.output[0])
+        if node.op_type not in ("MatMul", "MatMulInteger") or found is None:
+            continue
+        product = node.input[1]
+        quantized = product.endswith("_quantized")
+        matrix = dequantized(product.removesuffix("_quantized")) if quantized else arrays[product]
+        target = f"encoder.encoder.{found[1]}.{found[2].replace('/', '.')}" if layer else found[1]
+        weights[f"{target}.weight"] = matrix.T  # a product's weight is the Linear's, transposed
+    model = build_model(base, answer_head="answer_head.weight" in weights)
+    own = model.state_dict()
+    missing = [n for n in own if n not in weights and not n.startswith(_UNUSED)]
+    unexpected = [n for n in weights if n not in own]
+    if missing or unexpected:
+        raise ModelError(
+            f"{graph} is not a reader graph `footnote train reader` wrote (missing {missing[:5]}, "
+            f"unexpected {unexpected[:5]}); restore it with `git checkout src/footnote/models/reader`"
+        )
+    read = {n: torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)) for n, a in weights.items()}
+    model.load_state_dict({**own, **read})
     return model.eval()
