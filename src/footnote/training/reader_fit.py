@@ -324,6 +324,6 @@ def read_back(graph: Path, base: Path) -> Any:
             f"{graph} is not a reader graph `footnote train reader` wrote (missing {missing[:5]}, "
             f"unexpected {unexpected[:5]}); restore it with `git checkout src/footnote/models/reader`"
         )
-    read = {n: torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)) for n, a in weights.items()}
+    read = {n: torch.from_numpy(np.array(a, dtype=np.float32)) for n, a in weights.items()}  # copies
     model.load_state_dict({**own, **read})
     return model.eval()
