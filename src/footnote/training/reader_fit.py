@@ -302,9 +302,9 @@ def read_back(graph: Path, base: Path) -> Any:
         return (raw - arrays[f"{name}_zero_point"].astype(np.float32)) * arrays[f"{name}_scale"]
 
     weights = {n: a for n, a in arrays.items() if not n.startswith("onnx::") and not n.endswith(_QUANTIZED)}
-    for name in {n.removesuffix("_quantized") for n in arrays if n.startswith("encoder.embeddings.")}:
-        if f"{name}_quantized" in arrays:
-            weights[name] = dequantized(name)
+    tables = [n for n in arrays if n.startswith("encoder.embeddings.") and n.endswith("_quantized")]
+    for table in tables:
+        weights[table.removesuffix("_quantized")] = dequantized(table.removesuffix("_quantized"))
     for node in nodes.node:
         layer = _LAYER_PRODUCT.match(node.output[0])
         found = layer or _HEAD_PRODUCT.match(node.output[0])
