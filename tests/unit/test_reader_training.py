@@ -138,3 +138,29 @@ def test_a_held_out_document_of_an_extra_file_is_kept_out_of_training(tmp_path: 
 
     assert {e.group for e in training} == {"Lighthouses", "gzip.1.txt"}
     assert {e.group for e in held} == {"Honeybees", "tar.1.txt"}
+
+
+def test_without_squad_the_extra_examples_alone_are_trained_on(tmp_path: Path) -> None:
+    extra = tmp_path / "broad.jsonl"
+    with open_examples(extra, {"set": "docs"}) as out:
+        for group in ("gzip.1.txt", "tar.1.txt"):
+            write_example(
+                out, ReaderExample(f"Summarise {group}.", ("It packs.", "See also."), (1, 0), group)
+            )
+
+    training, held = training_examples(None, ["tar.1.txt"], [extra], seed=0)
+
+    assert [e.group for e in training] == ["gzip.1.txt"]
+    assert [e.group for e in held] == ["tar.1.txt"]
+
+
+def test_extra_only_without_an_extra_file_names_the_fix() -> None:
+    from typer.testing import CliRunner
+
+    from footnote.cli.main import app
+
+    result = CliRunner().invoke(app, ["train", "reader", "--extra-only", "--report-only"])
+
+    assert result.exit_code != 0
+    assert isinstance(result.exception, ConfigError)
+    assert "pass at least one --extra FILE" in str(result.exception)

@@ -71,12 +71,21 @@ def reader(
     ] = None,
     no_answer: NoAnswer = False,
     answer_head: AnswerHead = False,
+    extra_only: Annotated[
+        bool,
+        typer.Option(
+            help="Train on the --extra examples alone, no SQuAD article (to go on from a reader, "
+            "--start, with new examples)."
+        ),
+    ] = False,
     report_only: Annotated[bool, typer.Option(help="Train and report; write no reader.")] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Train the sentence reader on SQuAD 2.0 articles and write it as footnote ships it (an int8
     ONNX graph, its tokenizer and a manifest); prints the in-sample and held-out ranking."""
-    if not squad.is_file():
+    if extra_only and not extra:
+        raise ConfigError("--extra-only trains on the --extra examples alone: pass at least one --extra FILE")
+    if not extra_only and not squad.is_file():
         raise ConfigError(f"{squad} does not exist; pass --squad PATH to squad-v2.0.json")
     if start is not None and str(start) != BUNDLED_READER and not start.is_file():
         raise ConfigError(
@@ -94,7 +103,9 @@ def reader(
     )
     target = None if report_only else (out or READER_FOLDER)
     with progress_bar("training the reader", quiet=json_output) as advance:
-        report = train_reader(squad, target, held_out or (), params, progress=advance, extra=extra or ())
+        report = train_reader(
+            None if extra_only else squad, target, held_out or (), params, progress=advance, extra=extra or ()
+        )
     if json_output:
         output.print_json(report)
         return

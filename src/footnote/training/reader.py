@@ -33,16 +33,19 @@ LICENCE = (
 )
 # With --extra files from scripts/reader_questions.py the reader also learns from sentences of
 # Debian's manual pages and package documents (each under its own free licence, every document
-# named in the file's first line) and from questions Qwen2.5-Coder-1.5B-Instruct (Apache-2.0) wrote.
+# named in the file's first line) and from questions Qwen2.5-Coder-1.5B-Instruct (Apache-2.0) wrote;
+# with scripts/reader_set_examples.py, from hand-written questions over the technical documents of
+# ../shared/data/docqa-dev (each document under its own free licence, listed in that set's README).
 EXTRA_LICENCE = (
     "; also trained on sentences of Debian manual pages and package documents, each under its own "
     "free licence (listed in the examples file's first line), with questions written by "
-    "Qwen2.5-Coder-1.5B-Instruct (Apache-2.0)"
+    "Qwen2.5-Coder-1.5B-Instruct (Apache-2.0), and on hand-written questions over the technical "
+    "documents of footnote's docqa-dev set, each under its own free licence"
 )
 
 
 def train_reader(
-    squad: Path,
+    squad: Path | None,
     target: Path | None,
     held_out: Sequence[str] = (),
     params: FitParams = FitParams(),
@@ -50,12 +53,12 @@ def train_reader(
     report_limit: int = 600,
     extra: Sequence[Path] = (),
 ) -> dict[str, Any]:
-    """Train on every article of `squad` and every example of the `extra` files
-    (`scripts/reader_questions.py` and `scripts/reader_set_examples.py` write them) but those of
-    the articles or documents in `held_out`, report both sides, and write the reader into
-    `target` (None: report only)."""
+    """Train on every article of `squad` (None: none, the extra examples alone) and every example
+    of the `extra` files (`scripts/reader_questions.py` and `scripts/reader_set_examples.py` write
+    them) but those of the articles or documents in `held_out`, report both sides, and write the
+    reader into `target` (None: report only)."""
     base = resolve_registered(REGISTRY[BASE_MODEL])
-    titles = squad_titles(squad)
+    titles = squad_titles(squad) if squad is not None else []
     training, held = training_examples(squad, held_out, extra, params.seed)
     started = time.monotonic()
     model, losses = fit_reader(training, base, params, progress)
@@ -63,7 +66,7 @@ def train_reader(
     window = max(1, len(losses) // 10)
     report: dict[str, Any] = {
         "data": {
-            "squad": str(squad),
+            "squad": str(squad) if squad is not None else None,
             "articles": [t for t in titles if t not in set(held_out)],
             "extra": [str(p) for p in extra],
         },
@@ -100,11 +103,11 @@ def train_reader(
 
 
 def training_examples(
-    squad: Path, held_out: Sequence[str], extra: Sequence[Path], seed: int
+    squad: Path | None, held_out: Sequence[str], extra: Sequence[Path], seed: int
 ) -> tuple[list[ReaderExample], list[ReaderExample]]:
-    """(training, held-out) examples of the SQuAD articles and the `extra` files: an article or
-    document named in `held_out` goes whole to the held-out side."""
-    examples = squad_examples(squad, seed=seed)
+    """(training, held-out) examples of the SQuAD articles (None: none) and the `extra` files: an
+    article or document named in `held_out` goes whole to the held-out side."""
+    examples = squad_examples(squad, seed=seed) if squad is not None else []
     for path in extra:
         examples.extend(load_examples(path))
     return split_by_group(examples, held_out)
