@@ -32,6 +32,10 @@ class Walk:
 
     def __init__(self) -> None:
         self.on = False
+        self.order: list[str] = []  # the files entered, in order
+        self.entered: set[str] = set()  # the same, to look up
+        self.returns = 0
+        self.edges: set[tuple[str, str]] = set()
         threading.setprofile(self._profile)
 
     def close(self) -> None:
@@ -43,9 +47,7 @@ class Walk:
             self.step(frame, event, arg)
 
     def measure(self, run: Any) -> dict[str, Any]:
-        self.order: list[str] = []
-        self.returns = 0
-        self.edges: set[tuple[str, str]] = set()
+        self.order, self.entered, self.returns, self.edges = [], set(), 0, set()
         self.on = True
         sys.setprofile(self._profile)
         try:
@@ -68,10 +70,11 @@ class Walk:
         caller = frame.f_back.f_code.co_filename if frame.f_back is not None else ""
         if not name.startswith(str(PACKAGE)) or name == caller:
             return
-        if name in self.order:
+        if name in self.entered:
             self.returns += 1
             self.edges.add((caller, name))
         else:
+            self.entered.add(name)
             self.order.append(name)
 
 
